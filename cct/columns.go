@@ -1,0 +1,84 @@
+package cct
+
+import "github.com/google/pprof/profile"
+
+// column binds one pprof value column to the Metrics field that holds it. Export writes the
+// columns in the order of exportColumns; import binds each field to the file's column with
+// importColumns. Adding a metric (calls/count, calls_adjusted/count) is one entry in each.
+type column struct {
+	Type, Unit string
+	field      func(*Metrics) *int64
+}
+
+func samplesField(m *Metrics) *int64 { return &m.Samples }
+func timeField(m *Metrics) *int64    { return &m.Time }
+
+// exportColumns is the design's column order: samples/count first, then the trigger's
+// metric (cpu/nanoseconds or cycles/count).
+func exportColumns(m Meta) []column {
+	return []column{
+		{"samples", "count", samplesField},
+		{m.SampleType, m.Unit, timeField},
+	}
+}
+
+// boundColumn is a Metrics field and the index of the file column it is read from.
+type boundColumn struct {
+	index int
+	field func(*Metrics) *int64
+}
+
+// importColumns decides which columns of a foreign profile feed which field. Files from
+// other tools name their columns freely, so the match is by convention rather than exact:
+// the samples count is "samples" or the first count column (else the first column), the
+// time is cpu/nanoseconds, else any nanoseconds column, else cycles.
+func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *profile.ValueType) {
+	samples := -1
+	for i, vt := range types {
+		if vt.Type == "samples" {
+			samples = i
+			break
+		}
+	}
+	if samples < 0 {
+		for i, vt := range types {
+			if vt.Unit == "count" && vt.Type != "cycles" {
+				samples = i
+				break
+			}
+		}
+	}
+	if samples < 0 {
+		samples = 0
+	}
+	cols = append(cols, boundColumn{samples, samplesField})
+
+	tm := -1
+	for i, vt := range types {
+		if vt.Type == "cpu" && vt.Unit == "nanoseconds" {
+			tm = i
+			break
+		}
+	}
+	if tm < 0 {
+		for i, vt := range types {
+			if vt.Unit == "nanoseconds" {
+				tm = i
+				break
+			}
+		}
+	}
+	if tm < 0 {
+		for i, vt := range types {
+			if vt.Type == "cycles" {
+				tm = i
+				break
+			}
+		}
+	}
+	if tm >= 0 {
+		cols = append(cols, boundColumn{tm, timeField})
+		timeType = types[tm]
+	}
+	return cols, timeType
+}

@@ -1,0 +1,65 @@
+package cct
+
+import (
+	"bufio"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// WriteFolded writes the folded-stack format of flame graph tools: one line per stack,
+// "root;...;leaf N", N the self samples. Contexts that differ only by call site fold to the
+// same line and are summed; lines are sorted so that output is reproducible. Samples with an
+// empty stack have no line.
+func (t *Tree) WriteFolded(w io.Writer) error {
+	counts := make(map[string]int64)
+	names := make([]string, len(t.funcs))
+	for i := range t.funcs {
+		names[i] = foldedName(t.funcs[i].Name)
+	}
+	var sb strings.Builder
+	for id := 1; id < len(t.nodes); id++ {
+		if n := t.nodes[id].Self.Samples; n > 0 {
+			sb.Reset()
+			for i, f := range t.Path(NodeID(id)) {
+				if i > 0 {
+					sb.WriteByte(';')
+				}
+				sb.WriteString(names[f])
+			}
+			counts[sb.String()] += n
+		}
+	}
+	lines := make([]string, 0, len(counts))
+	for k := range counts {
+		lines = append(lines, k)
+	}
+	slices.Sort(lines)
+	bw := bufio.NewWriter(w)
+	for _, l := range lines {
+		bw.WriteString(l)
+		bw.WriteByte(' ')
+		bw.WriteString(strconv.FormatInt(counts[l], 10))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// foldedName keeps a name from breaking the format: ';' separates frames and a newline ends
+// the record, so ';' becomes ':' and control characters become spaces. Spaces are fine:
+// readers split the count off at the last space.
+func foldedName(name string) string {
+	if name == "" {
+		return "[unknown]"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == ';':
+			return ':'
+		case r < 0x20 || r == 0x7f:
+			return ' '
+		}
+		return r
+	}, name)
+}

@@ -1,0 +1,37 @@
+package cct
+
+// Thread names a thread of the profiled process, for pprof labels and thread filters.
+type Thread struct {
+	TID, PID uint32
+	Name     string
+}
+
+// Meta is what a profile file says besides the tree: the unit of Metrics.Time, the sampling
+// period, when and how long, the parameters as comments, and the threads.
+type Meta struct {
+	SampleType string // "cpu" with unit "nanoseconds" for clocks, or "cycles" with unit "count"
+	Unit       string
+	Period     int64 // nominal period (or 0 in frequency mode)
+	PeriodType string
+	// TimeNanos is the start of the profile (Unix ns); DurationNanos its length.
+	TimeNanos, DurationNanos int64
+	Comments                 []string // parameters: trigger, event, period/frequency, alpha, counter source
+	Threads                  map[uint32]Thread
+}
+
+// withDefaults fills what a file needs: a clock profile unless said otherwise.
+func (m Meta) withDefaults() Meta {
+	if m.SampleType == "" {
+		m.SampleType = "cpu"
+		if m.Unit == "" {
+			m.Unit = "nanoseconds"
+		}
+	}
+	if m.Unit == "" {
+		m.Unit = "count"
+	}
+	if m.PeriodType == "" {
+		m.PeriodType = m.SampleType
+	}
+	return m
+}

@@ -1,0 +1,184 @@
+package cct
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/google/pprof/profile"
+)
+
+// maxDepth bounds the frames of one imported stack. A small corrupt file can reference a
+// location with many lines many times over; real unwinders stop far below this.
+const maxDepth = 1 << 14
+
+// truncatedName is the function the design puts above stacks that do not reach a root.
+const truncatedName = "[truncated]"
+
+// ReadProfile reads a pprof profile, gzipped or not: cctop's own, Go's runtime/pprof and
+// go test -cpuprofile, or other tools'. Input that is not a usable pprof profile gives an
+// error saying so.
+func ReadProfile(r io.Reader) (*Tree, Meta, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("reading profile: %w", err)
+	}
+	if len(data) == 0 {
+		return nil, Meta{}, errors.New("not a pprof profile: empty input")
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("not a pprof profile: %w", err)
+	}
+	return FromProfile(p)
+}
+
+// FromProfile builds a tree from a parsed pprof profile. Value columns are matched by name
+// (see importColumns); each location's lines become frames, all but the last inlined;
+// thread_id, thread_name and pid labels (or tid, thread_comm) fill Meta.Threads.
+// Addresses become module-relative: Address - Mapping.Start + Mapping.Offset.
+func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
+	if err := p.CheckValid(); err != nil {
+		return nil, Meta{}, fmt.Errorf("not a pprof profile: %w", err)
+	}
+	if len(p.SampleType) == 0 {
+		return nil, Meta{}, errors.New("not a pprof profile: no sample types")
+	}
+	cols, timeType := importColumns(p.SampleType)
+	meta := Meta{
+		Period:        p.Period,
+		TimeNanos:     p.TimeNanos,
+		DurationNanos: p.DurationNanos,
+		Comments:      append([]string(nil), p.Comments...),
+	}
+	if timeType != nil {
+		meta.SampleType, meta.Unit = timeType.Type, timeType.Unit
+	}
+	if p.PeriodType != nil {
+		meta.PeriodType = p.PeriodType.Type
+	}
+
+	t := New()
+	r := reader{t: t, frames: make(map[*profile.Location][]Frame), funcs: make(map[readFuncKey]FuncID)}
+	var stack []Frame
+	for _, s := range p.Sample {
+		var m Metrics
+		for _, c := range cols {
+			*c.field(&m) = s.Value[c.index]
+		}
+		if m.IsZero() {
+			continue
+		}
+		stack = stack[:0]
+		for _, l := range s.Location {
+			stack = append(stack, r.locationFrames(l)...)
+			if len(stack) > maxDepth {
+				stack = append(stack[:maxDepth-1], Frame{Func: t.Intern(Func{Name: truncatedName})})
+				break
+			}
+		}
+		tid, th, ok := threadOf(s)
+		if ok {
+			if meta.Threads == nil {
+				meta.Threads = make(map[uint32]Thread)
+			}
+			old := meta.Threads[tid]
+			if th.Name == "" {
+				th.Name = old.Name
+			}
+			if th.PID == 0 {
+				th.PID = old.PID
+			}
+			meta.Threads[tid] = th
+		}
+		t.Add(stack, tid, m)
+	}
+	return t, meta, nil
+}
+
+// threadOf reads the thread labels of s: cctop's names first, then perf_data_converter's.
+func threadOf(s *profile.Sample) (uint32, Thread, bool) {
+	var th Thread
+	ok := false
+	if v := firstNum(s, labelThreadID, "tid"); v != nil {
+		th.TID, ok = uint32(*v), true
+	}
+	if v := firstNum(s, labelPID); v != nil {
+		th.PID = uint32(*v)
+	}
+	for _, k := range []string{labelThreadName, "thread_comm"} {
+		if v := s.Label[k]; len(v) > 0 {
+			th.Name = v[0]
+			break
+		}
+	}
+	return th.TID, th, ok
+}
+
+func firstNum(s *profile.Sample, keys ...string) *int64 {
+	for _, k := range keys {
+		if v := s.NumLabel[k]; len(v) > 0 {
+			return &v[0]
+		}
+	}
+	return nil
+}
+
+type readFuncKey struct {
+	fn      *profile.Function
+	mapping *profile.Mapping
+}
+
+type reader struct {
+	t      *Tree
+	frames map[*profile.Location][]Frame
+	funcs  map[readFuncKey]FuncID
+}
+
+// locationFrames expands one location into frames, innermost first: Line[0] is the
+// innermost inlined call, the last line the function the pc is physically in.
+func (r *reader) locationFrames(l *profile.Location) []Frame {
+	if fs, ok := r.frames[l]; ok {
+		return fs
+	}
+	addr, module := l.Address, ""
+	if m := l.Mapping; m != nil {
+		module = m.File
+		if addr >= m.Start {
+			addr = addr - m.Start + m.Offset
+		}
+	}
+	var fs []Frame
+	if len(l.Line) == 0 {
+		// Unsymbolized: the address is all there is to name it by.
+		id := r.t.Intern(Func{Name: fmt.Sprintf("0x%x", addr), Module: module})
+		fs = append(fs, Frame{Func: id, Addr: addr})
+	}
+	for i, ln := range l.Line {
+		fs = append(fs, Frame{
+			Func:    r.function(ln.Function, l.Mapping),
+			Addr:    addr,
+			Line:    int(ln.Line),
+			Inlined: i < len(l.Line)-1,
+		})
+	}
+	r.frames[l] = fs
+	return fs
+}
+
+func (r *reader) function(f *profile.Function, m *profile.Mapping) FuncID {
+	k := readFuncKey{f, m}
+	if id, ok := r.funcs[k]; ok {
+		return id
+	}
+	fn := Func{Name: f.Name, File: f.Filename}
+	if fn.Name == "" {
+		fn.Name = f.SystemName
+	}
+	if m != nil {
+		fn.Module = m.File
+	}
+	id := r.t.Intern(fn)
+	r.funcs[k] = id
+	return id
+}

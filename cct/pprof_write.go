@@ -1,0 +1,181 @@
+package cct
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/google/pprof/profile"
+)
+
+// Label keys of a pprof sample that say which thread it was taken on.
+const (
+	labelThreadID   = "thread_id"   // numeric
+	labelThreadName = "thread_name" // string
+	labelPID        = "pid"         // numeric, when known
+)
+
+// WriteProfile writes t as a gzipped profile.proto (see Profile).
+func (t *Tree) WriteProfile(w io.Writer, m Meta) error {
+	return t.Profile(m).Write(w)
+}
+
+// Profile converts t to a pprof profile: one sample per (context, thread) with non-zero
+// self metrics, labelled with the thread; value columns samples/count then
+// <SampleType>/<Unit> (default cpu/nanoseconds). Inlined frames share the location of the
+// frame they are inlined into, as extra lines, which is how pprof represents inlining.
+//
+// Addresses are module-relative, so every mapping starts at 0 with offset 0: a reader
+// computing Address-Start+Offset gets the module-relative address back. Functions are
+// always present (HasFunctions), so pprof never tries to symbolize against these ranges.
+func (t *Tree) Profile(m Meta) *profile.Profile {
+	m = m.withDefaults()
+	cols := exportColumns(m)
+	p := &profile.Profile{
+		DefaultSampleType: m.SampleType,
+		PeriodType:        &profile.ValueType{Type: m.PeriodType, Unit: m.Unit},
+		Period:            m.Period,
+		TimeNanos:         m.TimeNanos,
+		DurationNanos:     m.DurationNanos,
+		Comments:          append([]string(nil), m.Comments...),
+	}
+	for _, c := range cols {
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: c.Type, Unit: c.Unit})
+	}
+	b := &pprofBuilder{
+		t:        t,
+		p:        p,
+		funcs:    make([]*profile.Function, len(t.funcs)),
+		mappings: make(map[string]*profile.Mapping),
+		locs:     make(map[string]*profile.Location),
+	}
+	for id := range t.nodes {
+		if t.nodes[id].firstThread < 0 {
+			continue
+		}
+		var locs []*profile.Location
+		located := false
+		for _, ts := range t.Threads(NodeID(id)) {
+			if ts.Self.IsZero() {
+				continue
+			}
+			if !located {
+				locs, located = b.locations(t.Stack(NodeID(id))), true
+			}
+			s := &profile.Sample{Location: locs, Value: make([]int64, len(cols))}
+			for i, c := range cols {
+				s.Value[i] = *c.field(&ts.Self)
+			}
+			th, known := m.Threads[ts.TID]
+			if known || ts.TID != 0 {
+				s.NumLabel = map[string][]int64{labelThreadID: {int64(ts.TID)}}
+				if th.PID != 0 {
+					s.NumLabel[labelPID] = []int64{int64(th.PID)}
+				}
+				if th.Name != "" {
+					s.Label = map[string][]string{labelThreadName: {th.Name}}
+				}
+			}
+			p.Sample = append(p.Sample, s)
+		}
+	}
+	return p
+}
+
+type pprofBuilder struct {
+	t        *Tree
+	p        *profile.Profile
+	funcs    []*profile.Function // by FuncID
+	mappings map[string]*profile.Mapping
+	locs     map[string]*profile.Location
+	key      []byte
+}
+
+// locations turns a leaf-first stack into pprof locations, folding each run of inlined
+// frames into the location of the outer frame they are inlined into.
+func (b *pprofBuilder) locations(stack []Frame) []*profile.Location {
+	locs := make([]*profile.Location, 0, len(stack))
+	for i := 0; i < len(stack); {
+		j := i
+		for j+1 < len(stack) && stack[j].Inlined {
+			j++
+		}
+		locs = append(locs, b.location(stack[i:j+1]))
+		i = j + 1
+	}
+	return locs
+}
+
+// location returns the location for one pc: group is innermost first, its last frame the
+// physical one. Locations are shared by every sample with the same module, pc and lines.
+func (b *pprofBuilder) location(group []Frame) *profile.Location {
+	outer := group[len(group)-1]
+	module := b.t.funcs[outer.Func].Module
+	b.key = append(b.key[:0], module...)
+	b.key = append(b.key, 0)
+	b.key = binary.AppendUvarint(b.key, outer.Addr)
+	for _, f := range group {
+		b.key = binary.AppendUvarint(b.key, uint64(f.Func))
+		b.key = binary.AppendVarint(b.key, int64(f.Line))
+	}
+	if l, ok := b.locs[string(b.key)]; ok {
+		return l
+	}
+	l := &profile.Location{
+		ID:      uint64(len(b.p.Location) + 1),
+		Mapping: b.mapping(module),
+		Address: outer.Addr,
+	}
+	for _, f := range group {
+		l.Line = append(l.Line, profile.Line{Function: b.function(f.Func), Line: int64(f.Line)})
+	}
+	if m := l.Mapping; m != nil {
+		if outer.Addr >= m.Limit {
+			m.Limit = outer.Addr + 1
+			if m.Limit == 0 { // the top of the address space
+				m.Limit = ^uint64(0)
+			}
+		}
+		m.HasInlineFrames = m.HasInlineFrames || len(group) > 1
+		for _, f := range group {
+			m.HasFilenames = m.HasFilenames || b.t.funcs[f.Func].File != ""
+			m.HasLineNumbers = m.HasLineNumbers || f.Line != 0
+		}
+	}
+	b.p.Location = append(b.p.Location, l)
+	b.locs[string(b.key)] = l
+	return l
+}
+
+// mapping returns the mapping of module; frames outside any module have none.
+func (b *pprofBuilder) mapping(module string) *profile.Mapping {
+	if module == "" {
+		return nil
+	}
+	if m, ok := b.mappings[module]; ok {
+		return m
+	}
+	m := &profile.Mapping{
+		ID:           uint64(len(b.p.Mapping) + 1),
+		File:         module,
+		HasFunctions: true,
+	}
+	b.p.Mapping = append(b.p.Mapping, m)
+	b.mappings[module] = m
+	return m
+}
+
+func (b *pprofBuilder) function(id FuncID) *profile.Function {
+	if f := b.funcs[id]; f != nil {
+		return f
+	}
+	fn := b.t.funcs[id]
+	f := &profile.Function{
+		ID:         uint64(len(b.p.Function) + 1),
+		Name:       fn.Name,
+		SystemName: fn.Name,
+		Filename:   fn.File,
+	}
+	b.p.Function = append(b.p.Function, f)
+	b.funcs[id] = f
+	return f
+}

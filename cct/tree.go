@@ -1,0 +1,293 @@
+package cct
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
+
+// NodeID indexes a node of one Tree. Nodes are never removed, and a parent always has a
+// smaller ID than its children, so a pass in ID order visits parents first.
+type NodeID int32
+
+// NoNode is the Parent of the root.
+const NoNode NodeID = -1
+
+// Frame is one frame of a sampled stack, as Add takes it.
+type Frame struct {
+	Func    FuncID
+	Addr    uint64 // module-relative pc in this frame: for a non-leaf frame, the call site of the frame below it
+	Line    int    // source line of Addr, when known
+	Inlined bool   // inlined into the next (outer) frame, whose Addr it shares
+}
+
+// Node is one calling context: a function reached from its parent context at a call site.
+type Node struct {
+	Parent   NodeID
+	Func     FuncID
+	CallSite uint64 // Addr of the parent frame's call site (0 for children of the root)
+	Line     int    // line of the call site in the parent
+	Inlined  bool
+	// Self counts samples whose stack ends here; Total those whose stack passes through
+	// here, so Total = Self + the children's Totals.
+	Self, Total Metrics
+}
+
+// node is a Node plus the links that keep Add free of allocation once a context exists:
+// children and per-thread selfs are intrusive lists rather than per-node slices.
+type node struct {
+	Node
+	firstChild, nextSibling NodeID
+	firstThread             int32 // index in Tree.threads, -1 for none
+	// The pc and line of this function's own frame when it was a leaf. A node's identity
+	// does not include it (the call site is in the parent), but pprof locations and a
+	// faithful round trip need one.
+	leafAddr uint64
+	leafLine int
+	hasLeaf  bool
+}
+
+// childKey is a node's identity under its parent. Inlined is part of it so that an inlined
+// and an outlined copy of a function at one address stay apart.
+type childKey struct {
+	parent   NodeID
+	fn       FuncID
+	callSite uint64
+	inlined  bool
+}
+
+type threadKey struct {
+	node NodeID
+	tid  uint32
+}
+
+type threadSelf struct {
+	tid  uint32
+	next int32
+	m    Metrics
+}
+
+// Tree is a calling context tree. It is not safe for concurrent use.
+type Tree struct {
+	funcs       []Func
+	funcIndex   map[funcKey]FuncID
+	nodes       []node
+	children    map[childKey]NodeID
+	threads     []threadSelf
+	threadIndex map[threadKey]int32
+}
+
+// New returns a tree holding only the root.
+func New() *Tree {
+	t := &Tree{
+		funcs:       []Func{{Name: rootName, Short: rootName}},
+		funcIndex:   make(map[funcKey]FuncID),
+		children:    make(map[childKey]NodeID),
+		threadIndex: make(map[threadKey]int32),
+	}
+	t.nodes = append(t.nodes, node{
+		Node:        Node{Parent: NoNode, Func: RootFunc},
+		firstChild:  NoNode,
+		nextSibling: NoNode,
+		firstThread: -1,
+	})
+	return t
+}
+
+// Root is the synthetic root; its Total is the whole profile, its Self the samples with
+// an empty stack.
+func (t *Tree) Root() NodeID { return 0 }
+
+// Node returns node id by value.
+func (t *Tree) Node(id NodeID) Node { return t.nodes[id].Node }
+
+// Len is the number of nodes, the root included: valid IDs are [0, Len()).
+func (t *Tree) Len() int { return len(t.nodes) }
+
+// Total is the whole profile.
+func (t *Tree) Total() Metrics { return t.nodes[0].Total }
+
+// Add records one sample (or a batch of identical ones) with stack, leaf first, taken on
+// thread tid, and returns the leaf's node. The FuncIDs must come from t.Intern. Once the
+// context has been seen on that thread, Add does not allocate.
+func (t *Tree) Add(stack []Frame, tid uint32, m Metrics) NodeID {
+	id := NodeID(0)
+	for i := len(stack) - 1; i >= 0; i-- {
+		var callSite uint64
+		var line int
+		if i+1 < len(stack) {
+			callSite, line = stack[i+1].Addr, stack[i+1].Line
+		}
+		id = t.child(id, stack[i].Func, callSite, line, stack[i].Inlined)
+	}
+	if len(stack) > 0 {
+		t.setLeaf(id, stack[0].Addr, stack[0].Line)
+	}
+	t.addSelf(id, tid, m)
+	return id
+}
+
+func (t *Tree) setLeaf(id NodeID, addr uint64, line int) {
+	if n := &t.nodes[id]; !n.hasLeaf {
+		n.leafAddr, n.leafLine, n.hasLeaf = addr, line, true
+	}
+}
+
+// child returns the child of parent for (fn, callSite, inlined), creating it. line is
+// recorded on creation only: it is a property of the call site.
+func (t *Tree) child(parent NodeID, fn FuncID, callSite uint64, line int, inlined bool) NodeID {
+	k := childKey{parent, fn, callSite, inlined}
+	if id, ok := t.children[k]; ok {
+		return id
+	}
+	t.checkFunc(fn)
+	id := NodeID(len(t.nodes))
+	t.nodes = append(t.nodes, node{
+		Node:        Node{Parent: parent, Func: fn, CallSite: callSite, Line: line, Inlined: inlined},
+		firstChild:  NoNode,
+		nextSibling: t.nodes[parent].firstChild,
+		firstThread: -1,
+	})
+	t.nodes[parent].firstChild = id
+	t.children[k] = id
+	return id
+}
+
+// addSelf adds m as self of id on thread tid, and to the totals of id and its ancestors.
+func (t *Tree) addSelf(id NodeID, tid uint32, m Metrics) {
+	t.nodes[id].Self.Add(m)
+	for x := id; x != NoNode; x = t.nodes[x].Parent {
+		t.nodes[x].Total.Add(m)
+	}
+	k := threadKey{id, tid}
+	if i, ok := t.threadIndex[k]; ok {
+		t.threads[i].m.Add(m)
+		return
+	}
+	i := int32(len(t.threads))
+	t.threads = append(t.threads, threadSelf{tid: tid, next: t.nodes[id].firstThread, m: m})
+	t.nodes[id].firstThread = i
+	t.threadIndex[k] = i
+}
+
+// Children returns the children of id in display order: Total.Time, then Total.Samples,
+// descending; ties by name, call site and ID so that the order is the same on every run.
+func (t *Tree) Children(id NodeID) []NodeID {
+	var out []NodeID
+	for c := t.nodes[id].firstChild; c != NoNode; c = t.nodes[c].nextSibling {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, t.compareNodes)
+	return out
+}
+
+func (t *Tree) compareNodes(a, b NodeID) int {
+	na, nb := &t.nodes[a], &t.nodes[b]
+	if c := cmp.Compare(nb.Total.Time, na.Total.Time); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(nb.Total.Samples, na.Total.Samples); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(t.funcs[na.Func].Name, t.funcs[nb.Func].Name); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(na.CallSite, nb.CallSite); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// Path returns the functions from the root's child down to id; empty for the root.
+func (t *Tree) Path(id NodeID) []FuncID {
+	var out []FuncID
+	for x := id; x > 0; x = t.nodes[x].Parent {
+		out = append(out, t.nodes[x].Func)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// Stack returns a leaf-first stack that Add maps to id: the inverse of Add. The leaf frame
+// carries the pc first seen when id was a leaf (0 if never).
+func (t *Tree) Stack(id NodeID) []Frame {
+	var out []Frame
+	if id <= 0 {
+		return out
+	}
+	n := &t.nodes[id]
+	out = append(out, Frame{Func: n.Func, Addr: n.leafAddr, Line: n.leafLine, Inlined: n.Inlined})
+	for c := id; n.Parent > 0; {
+		p := n.Parent
+		n = &t.nodes[p]
+		out = append(out, Frame{Func: n.Func, Addr: t.nodes[c].CallSite, Line: t.nodes[c].Line, Inlined: n.Inlined})
+		c = p
+	}
+	return out
+}
+
+// Find walks from the root by function names (Name or Short), root side first. Call sites
+// are merged: every child with a matching name is tried, in Children order, and the first
+// complete match wins. Find() is the root.
+func (t *Tree) Find(path ...string) (NodeID, bool) {
+	return t.find(0, path)
+}
+
+func (t *Tree) find(id NodeID, path []string) (NodeID, bool) {
+	if len(path) == 0 {
+		return id, true
+	}
+	for _, c := range t.Children(id) {
+		f := &t.funcs[t.nodes[c].Func]
+		if f.Name != path[0] && f.Short != path[0] {
+			continue
+		}
+		if r, ok := t.find(c, path[1:]); ok {
+			return r, true
+		}
+	}
+	return NoNode, false
+}
+
+// ThreadSelf is the self metrics of one context on one thread.
+type ThreadSelf struct {
+	TID  uint32
+	Self Metrics
+}
+
+// Threads returns the per-thread self metrics of id, by TID.
+func (t *Tree) Threads(id NodeID) []ThreadSelf {
+	var out []ThreadSelf
+	for i := t.nodes[id].firstThread; i >= 0; i = t.threads[i].next {
+		out = append(out, ThreadSelf{t.threads[i].tid, t.threads[i].m})
+	}
+	slices.SortFunc(out, func(a, b ThreadSelf) int { return cmp.Compare(a.TID, b.TID) })
+	return out
+}
+
+// TIDs returns every thread that has samples in the tree, ascending.
+func (t *Tree) TIDs() []uint32 {
+	seen := make(map[uint32]bool)
+	var out []uint32
+	for i := range t.threads {
+		if tid := t.threads[i].tid; !seen[tid] {
+			seen[tid] = true
+			out = append(out, tid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Clone returns a deep copy, for handing a snapshot to another goroutine.
+func (t *Tree) Clone() *Tree {
+	c := &Tree{
+		funcs:       slices.Clone(t.funcs),
+		funcIndex:   maps.Clone(t.funcIndex),
+		nodes:       slices.Clone(t.nodes),
+		children:    maps.Clone(t.children),
+		threads:     slices.Clone(t.threads),
+		threadIndex: maps.Clone(t.threadIndex),
+	}
+	return c
+}

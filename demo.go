@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/sampler"
+)
+
+// cmdDemo profiles the built-in density workload for a few seconds and
+// prints its calling context tree. (The interactive TUI takes over this
+// command when it lands; until then the demo is headless.)
+func cmdDemo(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		return usageError("demo takes no arguments")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find own executable: %v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := sampler.Config{
+		Argv:     []string{exe, "workload", "density", "-duration", "3s"},
+		Leader:   mustEvent("cpu-clock"),
+		Freq:     999,
+		UserOnly: true,
+		Stdout:   io.Discard,
+	}
+	fmt.Fprintf(stderr, "cctop demo: sampling `cctop workload density` for 3 s (%s)...\n", describe(cfg))
+	rec, err := recordTarget(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer rec.sess.Close()
+	summary(stderr, cfg, rec)
+	fmt.Fprintln(stdout)
+	printTree(stdout, rec.b.tree, 0.01)
+	return nil
+}
+
+func mustEvent(name string) sampler.EventSpec {
+	e, err := sampler.ParseEvent(name)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// printTree writes the top-down tree as indented text, skipping nodes under
+// minFrac of the total and folding chains of single children that carry
+// everything (runtime start-up frames) into one line.
+func printTree(w io.Writer, t *cct.Tree, minFrac float64) {
+	total := t.Total().Time
+	if total == 0 {
+		fmt.Fprintln(w, "(no samples)")
+		return
+	}
+	fmt.Fprintf(w, "%7s %7s  %s\n", "total%", "self%", "calling context")
+	var walk func(id cct.NodeID, depth int)
+	walk = func(id cct.NodeID, depth int) {
+		for _, c := range t.Children(id) {
+			n := t.Node(c)
+			if float64(n.Total.Time) < minFrac*float64(total) {
+				continue
+			}
+			fmt.Fprintf(w, "%6.1f%% %6.1f%%  %s%s\n",
+				100*float64(n.Total.Time)/float64(total), 100*float64(n.Self.Time)/float64(total),
+				strings.Repeat("  ", depth), t.Func(n.Func).Short)
+			walk(c, depth+1)
+		}
+	}
+	walk(t.Root(), 0)
+}

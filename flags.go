@@ -1,0 +1,105 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/cctop/cctop/sampler"
+)
+
+// samplingFlags are the flags shared by the commands that sample a target.
+type samplingFlags struct {
+	pid    int
+	freq   uint64
+	period uint64
+	event  string
+	user   bool
+}
+
+func (f *samplingFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.pid, "p", 0, "attach to process `PID`")
+	fs.Uint64Var(&f.freq, "F", 999, "sampling frequency in `HZ`")
+	fs.Uint64Var(&f.period, "c", 0, "sample every `PERIOD` events")
+	fs.StringVar(&f.event, "e", "cpu-clock", "sampling `EVENT`: cpu-clock, task-clock, cycles")
+	fs.BoolVar(&f.user, "user", false, "sample user space only")
+}
+
+// config checks the flags against each other and the remaining arguments
+// and turns them into a sampler configuration.
+func (f *samplingFlags) config(fs *flag.FlagSet) (sampler.Config, error) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	argv := fs.Args()
+	var cfg sampler.Config
+	switch {
+	case f.pid != 0 && len(argv) > 0:
+		return cfg, usageError("give either -p PID or a command after --, not both")
+	case f.pid < 0:
+		return cfg, usageError("bad PID %d", f.pid)
+	case f.pid == 0 && len(argv) == 0:
+		return cfg, usageError("nothing to sample: give -p PID or -- CMD [ARGS...]")
+	case set["F"] && set["c"]:
+		return cfg, usageError("-F and -c are exclusive")
+	case set["F"] && f.freq == 0:
+		return cfg, usageError("-F must be at least 1")
+	case set["c"] && f.period == 0:
+		return cfg, usageError("-c must be at least 1")
+	}
+	ev, err := sampler.ParseEvent(f.event)
+	if err != nil {
+		return cfg, usageError("%v", err)
+	}
+	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user}
+	if set["c"] {
+		cfg.Period = f.period
+	} else {
+		cfg.Freq = f.freq
+	}
+	return cfg, nil
+}
+
+// parseFlags parses args, turning flag errors into usage errors (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError("%v", err)
+	}
+	return nil
+}
+
+// describe is the one-line form of the sampling parameters, for summaries
+// and profile comments.
+func describe(cfg sampler.Config) string {
+	rate := fmt.Sprintf("%d Hz", cfg.Freq)
+	if cfg.Period > 0 {
+		rate = fmt.Sprintf("every %d events", cfg.Period)
+	}
+	return fmt.Sprintf("%s at %s", cfg.Leader.Name, rate)
+}
+
+// durationFlag accepts Go durations ("3s") and plain seconds ("3").
+type durationFlag struct{ d time.Duration }
+
+func (f *durationFlag) String() string { return f.d.String() }
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, err2 := strconv.ParseFloat(s, 64)
+		if err2 != nil {
+			return fmt.Errorf("bad duration %q (use e.g. 3s, 500ms, 2m)", s)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d <= 0 {
+		return fmt.Errorf("duration must be positive, got %q", s)
+	}
+	f.d = d
+	return nil
+}

@@ -1,0 +1,112 @@
+// Command cctop is a live profiler for Linux: it samples call stacks of a
+// running or launched process with perf_event_open and builds its calling
+// context tree. See README.md and design.md for the whole picture.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cctop/cctop/workload"
+)
+
+const usage = `cctop: a live calling-context profiler for Linux
+
+usage:
+  cctop demo                                         profile a built-in workload and show its tree
+  cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
+  cctop doctor                                       what works on this machine, and the fix for what doesn't
+  cctop workload NAME [flags]                        run a built-in target program (%s)
+
+record flags:
+  -p PID          attach to a running process (all its threads, and threads it creates later)
+  -F HZ           sampling frequency (default 999)
+  -c PERIOD       sample every PERIOD events instead (ns for clock events)
+  -e EVENT        cpu-clock (default), task-clock, or cycles (needs a hardware PMU)
+  --user          sample user space only (like perf's --all-user)
+  -d DURATION     stop after this long (default: when the target exits, or Ctrl-C)
+  -o FILE         output file (default cctop.pb.gz)
+  --format F      pprof (default) or folded
+`
+
+// exitError carries an exit code; its message is printed as one line.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usageError is a bad command line: the message, then usage, exit status 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, msg: fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "demo":
+		err = cmdDemo(args[1:], stdout, stderr)
+	case "record":
+		err = cmdRecord(args[1:], stderr)
+	case "doctor":
+		err = cmdDoctor(args[1:], stdout)
+	case "workload":
+		err = cmdWorkload(args[1:], stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		printUsage(stdout)
+		return 0
+	default:
+		err = usageError("unknown command %q", args[0])
+	}
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout)
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "cctop: %s\n", ee.msg)
+		if ee.code == 2 {
+			printUsage(stderr)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "cctop: %s\n", oneLine(err.Error()))
+	return 1
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "))
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func cmdWorkload(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError("workload needs a name: %s", strings.Join(workload.Names(), ", "))
+	}
+	if err := workload.Run(args[0], args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError("workload %s: %v", args[0], err)
+	}
+	return nil
+}

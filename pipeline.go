@@ -1,0 +1,125 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
+)
+
+// builder turns sampler batches into a calling context tree. It owns the
+// tree, the symbol resolver and the thread table; one goroutine uses it.
+type builder struct {
+	res     *symbol.Resolver
+	tree    *cct.Tree
+	threads map[uint32]cct.Thread
+	funcs   map[funcKey]cct.FuncID
+	// reused per sample
+	frames []symbol.Frame
+	stack  []cct.Frame
+
+	samples      uint64
+	firstTime    uint64
+	lastTime     uint64
+	kernelFrames bool
+}
+
+type funcKey struct{ module, name string }
+
+func newBuilder(res *symbol.Resolver) *builder {
+	return &builder{
+		res:     res,
+		tree:    cct.New(),
+		threads: map[uint32]cct.Thread{},
+		funcs:   map[funcKey]cct.FuncID{},
+	}
+}
+
+// handle applies one batch: bookkeeping records in order, samples into the tree.
+func (b *builder) handle(batch *sampler.Batch) {
+	for i := range batch.Records {
+		r := &batch.Records[i]
+		switch r.Kind {
+		case sampler.KindSample:
+			b.sample(r)
+		case sampler.KindComm:
+			if r.Exec() {
+				b.res.Exec(int(r.PID))
+			}
+			b.threads[r.TID] = cct.Thread{TID: r.TID, PID: r.PID, Name: r.Comm}
+		case sampler.KindMmap:
+			b.res.AddMapping(int(r.PID), symbol.Mapping{
+				Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
+				Major: r.Major, Minor: r.Minor, Inode: r.Inode, BuildID: r.BuildID,
+			})
+		case sampler.KindFork:
+			if r.PID != r.PPID {
+				b.res.Fork(int(r.PPID), int(r.PID))
+			}
+			if _, ok := b.threads[r.TID]; !ok {
+				parent := b.threads[r.PTID]
+				b.threads[r.TID] = cct.Thread{TID: r.TID, PID: r.PID, Name: parent.Name}
+			}
+		}
+	}
+}
+
+func (b *builder) sample(r *sampler.Record) {
+	if b.firstTime == 0 {
+		b.firstTime = r.Time
+	}
+	b.lastTime = r.Time
+	b.samples++
+	if _, ok := b.threads[r.TID]; !ok {
+		b.threads[r.TID] = cct.Thread{TID: r.TID, PID: r.PID}
+	}
+	kernel, user := sampler.SplitChain(r.Chain)
+	b.frames = b.frames[:0]
+	// The first address of each part is where the thread was interrupted;
+	// the others are return addresses, which point after their call
+	// instruction: step back one byte to land inside it.
+	for i, pc := range kernel {
+		if i > 0 {
+			pc--
+		}
+		b.frames = b.res.LookupKernel(pc, b.frames)
+	}
+	for i, pc := range user {
+		if i > 0 {
+			pc--
+		}
+		b.frames = b.res.Lookup(int(r.PID), pc, b.frames)
+	}
+	if len(kernel) == 0 && len(user) == 0 && r.IP != 0 {
+		b.frames = b.res.Lookup(int(r.PID), r.IP, b.frames)
+	}
+	b.stack = b.stack[:0]
+	for _, f := range b.frames {
+		b.stack = append(b.stack, cct.Frame{Func: b.intern(f), Addr: f.Addr, Line: f.Line, Inlined: f.Inlined})
+	}
+	b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
+}
+
+// intern maps a symbolized frame to a function of the tree. Unnamed code is
+// grouped per module, as "[libfoo.so]", rather than one node per address.
+func (b *builder) intern(f symbol.Frame) cct.FuncID {
+	k := funcKey{f.Module, f.Func}
+	if id, ok := b.funcs[k]; ok {
+		return id
+	}
+	name := f.Func
+	if name == "" {
+		switch {
+		case f.Module == "":
+			name = "[unknown]"
+		case f.Module[0] == '[':
+			name = f.Module
+		default:
+			name = "[" + filepath.Base(f.Module) + "]"
+		}
+	}
+	id := b.tree.Intern(cct.Func{Name: name, Module: f.Module, File: f.File})
+	b.funcs[k] = id
+	return id
+}

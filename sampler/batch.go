@@ -1,0 +1,52 @@
+package sampler
+
+import "slices"
+
+// Batch is what one drain of the rings yields: records of all rings in time
+// order. A Batch and the slices inside it are reused by the next drain, so a
+// consumer that keeps data must copy it.
+type Batch struct {
+	Records []Record
+	chains  []uint64
+	values  []Value
+	spans   []span // per record: where its Chain and Values live
+}
+
+type span struct{ chainOff, chainLen, valOff, valLen int32 }
+
+func (b *Batch) reset() {
+	b.Records = b.Records[:0]
+	b.chains = b.chains[:0]
+	b.values = b.values[:0]
+	b.spans = b.spans[:0]
+}
+
+// add copies r, whose slices alias the decoder's buffers, into the batch.
+func (b *Batch) add(r *Record) {
+	sp := span{chainOff: int32(len(b.chains)), chainLen: int32(len(r.Chain)), valOff: int32(len(b.values)), valLen: int32(len(r.Values))}
+	b.chains = append(b.chains, r.Chain...)
+	b.values = append(b.values, r.Values...)
+	b.Records = append(b.Records, *r)
+	b.spans = append(b.spans, sp)
+}
+
+// seal points each record's slices into the batch's final buffers (they may
+// have moved while growing) and orders records by time, since records of one
+// task can land in the rings of different CPUs.
+func (b *Batch) seal() {
+	for i := range b.Records {
+		sp := b.spans[i]
+		r := &b.Records[i]
+		r.Chain = b.chains[sp.chainOff : sp.chainOff+sp.chainLen : sp.chainOff+sp.chainLen]
+		r.Values = b.values[sp.valOff : sp.valOff+sp.valLen : sp.valOff+sp.valLen]
+	}
+	slices.SortStableFunc(b.Records, func(x, y Record) int {
+		switch {
+		case x.Time < y.Time:
+			return -1
+		case x.Time > y.Time:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,45 @@
+package sampler
+
+import (
+	"io"
+	"time"
+)
+
+// Config says what to sample and how.
+type Config struct {
+	// Exactly one of PID (attach) and Argv (launch) is set.
+	PID  int
+	Argv []string
+	// For a launched command.
+	Dir            string
+	Env            []string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	Leader EventSpec // default cpu-clock
+	Freq   uint64    // samples per second (frequency mode), used when Period is 0
+	Period uint64    // fixed period in the leader's unit
+	// UserOnly samples user space only. Without it kernel frames are
+	// included where the kernel permits, and user space alone where not.
+	UserOnly bool
+	// Members are counted alongside the leader and read on every sample.
+	Members []EventSpec
+	// RingPages is the size of each per-CPU ring in pages (power of two).
+	RingPages int
+	// Follow tracks threads by opening events for each new thread instead of
+	// by inheritance. Chosen automatically where the kernel refuses
+	// inherited events with PERF_SAMPLE_READ (before 6.12).
+	Follow bool
+	// PollInterval bounds how long records wait in the rings.
+	PollInterval time.Duration
+}
+
+// Stats are running totals, safe to read while sampling.
+type Stats struct {
+	Samples    uint64
+	Lost       uint64 // records the kernel dropped because a ring was full
+	Throttled  uint64 // throttle events: the kernel lowered the rate
+	Corrupt    uint64 // ring batches dropped at a malformed header
+	Threads    int    // threads seen alive
+	ThreadsNew uint64 // threads created since start
+}

@@ -1,0 +1,80 @@
+//go:build linux
+
+package sampler
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ProbeEvent opens spec as a sampling event on the calling thread and closes
+// it: the cheapest true answer to "can I sample with this here?".
+func ProbeEvent(spec EventSpec, userOnly bool) error {
+	a := unix.PerfEventAttr{
+		Type: spec.Type, Config: spec.Config, Size: uint32(unsafeSizeofAttr),
+		Sample: 1000, Sample_type: sampleIP | sampleCallchain,
+		Bits: unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeHv,
+	}
+	if userOnly {
+		a.Bits |= unix.PerfBitExcludeKernel
+	}
+	fd, err := unix.PerfEventOpen(&a, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// UprobeType is the dynamic PMU type of uprobe events, or an error saying
+// why there is none.
+func UprobeType() (uint32, error) {
+	b, err := os.ReadFile("/sys/bus/event_source/devices/uprobe/type")
+	if err != nil {
+		return 0, fmt.Errorf("no uprobe PMU (/sys/bus/event_source/devices/uprobe): kernel built without CONFIG_UPROBE_EVENTS?")
+	}
+	t, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("uprobe PMU type %q: %v", b, err)
+	}
+	return uint32(t), nil
+}
+
+// Counter is a counting (non-sampling) event.
+type Counter struct{ fd int }
+
+// OpenUprobeCounter counts entries to the instruction at file offset off of
+// the ELF file path, in thread tid (0 = the caller) on any CPU. The uprobe
+// lives as long as the descriptor: nothing is left behind in tracefs.
+func OpenUprobeCounter(path string, off uint64, tid int) (*Counter, error) {
+	typ, err := UprobeType()
+	if err != nil {
+		return nil, err
+	}
+	cpath := append([]byte(path), 0)
+	a := unix.PerfEventAttr{Size: uint32(unsafeSizeofAttr), Bits: unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
+	uprobeAttr(&a, typ, cpath, off)
+	fd, err := unix.PerfEventOpen(&a, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	runtime.KeepAlive(cpath)
+	if err != nil {
+		return nil, err
+	}
+	return &Counter{fd: fd}, nil
+}
+
+// Read returns the count so far.
+func (c *Counter) Read() (uint64, error) {
+	var buf [8]byte
+	if _, err := unix.Read(c.fd, buf[:]); err != nil {
+		return 0, err
+	}
+	return binary.NativeEndian.Uint64(buf[:]), nil
+}
+
+// Close releases the counter and its uprobe.
+func (c *Counter) Close() error { return unix.Close(c.fd) }

@@ -1,0 +1,484 @@
+package sampler
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Record types of the perf ring (include/uapi/linux/perf_event.h).
+const (
+	recMmap        = 1
+	recLost        = 2
+	recComm        = 3
+	recExit        = 4
+	recThrottle    = 5
+	recUnthrottle  = 6
+	recFork        = 7
+	recSample      = 9
+	recMmap2       = 10
+	recLostSamples = 13
+)
+
+// Sample format bits (perf_event_attr.sample_type).
+const (
+	sampleIP         = 1 << 0
+	sampleTID        = 1 << 1
+	sampleTime       = 1 << 2
+	sampleAddr       = 1 << 3
+	sampleRead       = 1 << 4
+	sampleCallchain  = 1 << 5
+	sampleID         = 1 << 6
+	sampleCPU        = 1 << 7
+	samplePeriod     = 1 << 8
+	sampleStreamID   = 1 << 9
+	sampleIdentifier = 1 << 16
+)
+
+// Read format bits (perf_event_attr.read_format).
+const (
+	readTotalTimeEnabled = 1 << 0
+	readTotalTimeRunning = 1 << 1
+	readID               = 1 << 2
+	readGroup            = 1 << 3
+)
+
+// Header misc bits.
+const (
+	miscCPUModeMask = 0x7
+	miscKernel      = 1
+	miscUser        = 2
+	miscCommExec    = 1 << 13
+	miscMmapBuildID = 1 << 14
+)
+
+// Callchain context markers: the kernel separates the kernel and user parts of
+// a callchain with these values in place of addresses.
+const (
+	contextHV          = ^uint64(32) + 1   // -32
+	contextKernel      = ^uint64(128) + 1  // -128
+	contextUser        = ^uint64(512) + 1  // -512
+	contextGuest       = ^uint64(2048) + 1 // -2048
+	contextGuestKernel = ^uint64(2176) + 1 // -2176
+	contextGuestUser   = ^uint64(2560) + 1 // -2560
+	contextMax         = ^uint64(4095) + 1 // -4095: values above this are markers
+)
+
+// Kind says what a Record holds.
+type Kind uint8
+
+const (
+	KindSample Kind = iota + 1
+	KindMmap
+	KindComm
+	KindFork
+	KindExit
+	KindLost
+	KindThrottle
+	KindUnthrottle
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindSample:
+		return "sample"
+	case KindMmap:
+		return "mmap"
+	case KindComm:
+		return "comm"
+	case KindFork:
+		return "fork"
+	case KindExit:
+		return "exit"
+	case KindLost:
+		return "lost"
+	case KindThrottle:
+		return "throttle"
+	case KindUnthrottle:
+		return "unthrottle"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Value is one counter of a group read.
+type Value struct {
+	ID    uint64
+	Value uint64
+}
+
+// Record is one decoded ring record. Only the fields of its Kind are set.
+// Chain and Values alias the decoder's buffers: they are valid until the next
+// decode, and Batch.add copies them.
+type Record struct {
+	Kind Kind
+	Misc uint16
+	PID  uint32
+	TID  uint32
+	Time uint64
+	CPU  uint32
+	ID   uint64 // event id (sample_id / identifier)
+
+	// KindSample
+	IP          uint64
+	Period      uint64
+	Chain       []uint64 // raw callchain with context markers
+	TimeEnabled uint64   // group read
+	TimeRunning uint64
+	Values      []Value
+
+	// KindMmap (MMAP and MMAP2)
+	Addr, Len, PgOff uint64
+	Major, Minor     uint32
+	Inode            uint64
+	BuildID          []byte
+	Prot, Flags      uint32
+	Filename         string
+
+	// KindComm
+	Comm string
+
+	// KindFork, KindExit: PID/TID are the new/exiting task
+	PPID, PTID uint32
+
+	// KindLost: number of records lost
+	Lost uint64
+}
+
+// Exec reports whether a KindComm record comes from an exec.
+func (r *Record) Exec() bool { return r.Kind == KindComm && r.Misc&miscCommExec != 0 }
+
+// Format is what the decoder needs to know of the attr that produced records.
+type Format struct {
+	SampleType  uint64
+	ReadFormat  uint64
+	SampleIDAll bool
+}
+
+var errShort = errors.New("record truncated")
+
+// decoder decodes raw records without allocating for samples: Chain and
+// Values reuse its buffers.
+type decoder struct {
+	format Format
+	chain  []uint64
+	values []Value
+}
+
+func newDecoder(f Format) *decoder {
+	return &decoder{format: f, chain: make([]uint64, 0, 256), values: make([]Value, 0, 8)}
+}
+
+// cursor reads native-endian fields from a record body, remembering whether
+// it ran past the end instead of panicking.
+type cursor struct {
+	b   []byte
+	bad bool
+}
+
+func (c *cursor) u64() uint64 {
+	if len(c.b) < 8 {
+		c.bad = true
+		c.b = nil
+		return 0
+	}
+	v := binary.NativeEndian.Uint64(c.b)
+	c.b = c.b[8:]
+	return v
+}
+
+func (c *cursor) u32() uint32 {
+	if len(c.b) < 4 {
+		c.bad = true
+		c.b = nil
+		return 0
+	}
+	v := binary.NativeEndian.Uint32(c.b)
+	c.b = c.b[4:]
+	return v
+}
+
+func (c *cursor) bytes(n int) []byte {
+	if n < 0 || len(c.b) < n {
+		c.bad = true
+		c.b = nil
+		return nil
+	}
+	v := c.b[:n]
+	c.b = c.b[n:]
+	return v
+}
+
+// cstring reads a NUL-terminated string padded to 8 bytes, leaving the
+// cursor after the padding. The tail after the string is the sample_id.
+func (c *cursor) cstring(n int) string {
+	raw := c.bytes(n)
+	for i, ch := range raw {
+		if ch == 0 {
+			return string(raw[:i])
+		}
+	}
+	return string(raw)
+}
+
+// decode decodes one whole record (header included). It returns ok=false for
+// record types cctop does not use, and an error for malformed records.
+func (d *decoder) decode(raw []byte, r *Record) (ok bool, err error) {
+	if len(raw) < 8 {
+		return false, errShort
+	}
+	typ := binary.NativeEndian.Uint32(raw)
+	misc := binary.NativeEndian.Uint16(raw[4:])
+	size := int(binary.NativeEndian.Uint16(raw[6:]))
+	if size < 8 || size > len(raw) {
+		return false, fmt.Errorf("record size %d out of range (have %d bytes)", size, len(raw))
+	}
+	*r = Record{Misc: misc}
+	c := cursor{b: raw[8:size]}
+	switch typ {
+	case recSample:
+		r.Kind = KindSample
+		d.sample(&c, r)
+	case recMmap, recMmap2:
+		r.Kind = KindMmap
+		r.PID, r.TID = c.u32(), c.u32()
+		r.Addr, r.Len, r.PgOff = c.u64(), c.u64(), c.u64()
+		if typ == recMmap2 {
+			if misc&miscMmapBuildID != 0 {
+				head := c.bytes(4) // build_id_size, then 3 reserved bytes
+				id := c.bytes(20)
+				n := 0
+				if len(head) == 4 {
+					n = int(head[0])
+				}
+				if n > 20 {
+					n = 20
+				}
+				if len(id) >= n {
+					r.BuildID = append([]byte(nil), id[:n]...)
+				}
+			} else {
+				r.Major, r.Minor = c.u32(), c.u32()
+				r.Inode = c.u64()
+				c.u64() // ino_generation
+			}
+			r.Prot, r.Flags = c.u32(), c.u32()
+		}
+		r.Filename = c.cstring(d.stringLen(&c))
+		d.sampleID(&c, r)
+	case recComm:
+		r.Kind = KindComm
+		r.PID, r.TID = c.u32(), c.u32()
+		r.Comm = c.cstring(d.stringLen(&c))
+		d.sampleID(&c, r)
+	case recFork, recExit:
+		r.Kind = KindFork
+		if typ == recExit {
+			r.Kind = KindExit
+		}
+		r.PID, r.PPID = c.u32(), c.u32()
+		r.TID, r.PTID = c.u32(), c.u32()
+		r.Time = c.u64()
+		t := r.Time
+		d.sampleID(&c, r)
+		r.Time = t
+	case recLost:
+		r.Kind = KindLost
+		r.ID = c.u64()
+		r.Lost = c.u64()
+		d.sampleID(&c, r)
+	case recLostSamples:
+		r.Kind = KindLost
+		r.Lost = c.u64()
+		d.sampleID(&c, r)
+	case recThrottle, recUnthrottle:
+		r.Kind = KindThrottle
+		if typ == recUnthrottle {
+			r.Kind = KindUnthrottle
+		}
+		r.Time = c.u64()
+		r.ID = c.u64()
+		c.u64() // stream_id
+		t := r.Time
+		d.sampleID(&c, r)
+		r.Time = t
+	default:
+		return false, nil
+	}
+	if c.bad {
+		return false, fmt.Errorf("%v record: %w", r.Kind, errShort)
+	}
+	return true, nil
+}
+
+// stringLen is the length of the string field: everything up to the
+// trailing sample_id block.
+func (d *decoder) stringLen(c *cursor) int {
+	n := len(c.b) - d.sampleIDSize()
+	if n < 0 {
+		return -1
+	}
+	return n
+}
+
+func (d *decoder) sampleIDSize() int {
+	if !d.format.SampleIDAll {
+		return 0
+	}
+	st := d.format.SampleType
+	n := 0
+	for _, bit := range []uint64{sampleTID, sampleTime, sampleID, sampleStreamID, sampleCPU, sampleIdentifier} {
+		if st&bit != 0 {
+			n += 8
+		}
+	}
+	return n
+}
+
+// sampleID decodes the sample_id block that sample_id_all appends to
+// non-sample records.
+func (d *decoder) sampleID(c *cursor, r *Record) {
+	if !d.format.SampleIDAll {
+		return
+	}
+	st := d.format.SampleType
+	if st&sampleTID != 0 {
+		pid, tid := c.u32(), c.u32()
+		if r.PID == 0 && r.TID == 0 {
+			r.PID, r.TID = pid, tid
+		}
+	}
+	if st&sampleTime != 0 {
+		r.Time = c.u64()
+	}
+	if st&sampleID != 0 {
+		r.ID = c.u64()
+	}
+	if st&sampleStreamID != 0 {
+		c.u64()
+	}
+	if st&sampleCPU != 0 {
+		r.CPU = c.u32()
+		c.u32()
+	}
+	if st&sampleIdentifier != 0 {
+		r.ID = c.u64()
+	}
+}
+
+func (d *decoder) sample(c *cursor, r *Record) {
+	st := d.format.SampleType
+	if st&sampleIdentifier != 0 {
+		r.ID = c.u64()
+	}
+	if st&sampleIP != 0 {
+		r.IP = c.u64()
+	}
+	if st&sampleTID != 0 {
+		r.PID, r.TID = c.u32(), c.u32()
+	}
+	if st&sampleTime != 0 {
+		r.Time = c.u64()
+	}
+	if st&sampleAddr != 0 {
+		c.u64()
+	}
+	if st&sampleID != 0 {
+		r.ID = c.u64()
+	}
+	if st&sampleStreamID != 0 {
+		c.u64()
+	}
+	if st&sampleCPU != 0 {
+		r.CPU = c.u32()
+		c.u32()
+	}
+	if st&samplePeriod != 0 {
+		r.Period = c.u64()
+	}
+	if st&sampleRead != 0 {
+		d.read(c, r)
+	}
+	if st&sampleCallchain != 0 {
+		n := c.u64()
+		if n > uint64(len(c.b)/8) {
+			c.bad = true
+			return
+		}
+		d.chain = d.chain[:0]
+		for i := uint64(0); i < n; i++ {
+			d.chain = append(d.chain, c.u64())
+		}
+		r.Chain = d.chain
+	}
+}
+
+func (d *decoder) read(c *cursor, r *Record) {
+	rf := d.format.ReadFormat
+	d.values = d.values[:0]
+	if rf&readGroup != 0 {
+		n := c.u64()
+		if rf&readTotalTimeEnabled != 0 {
+			r.TimeEnabled = c.u64()
+		}
+		if rf&readTotalTimeRunning != 0 {
+			r.TimeRunning = c.u64()
+		}
+		per := uint64(8)
+		if rf&readID != 0 {
+			per += 8
+		}
+		if n > uint64(len(c.b))/per {
+			c.bad = true
+			return
+		}
+		for i := uint64(0); i < n; i++ {
+			v := Value{Value: c.u64()}
+			if rf&readID != 0 {
+				v.ID = c.u64()
+			}
+			d.values = append(d.values, v)
+		}
+	} else {
+		v := Value{Value: c.u64()}
+		if rf&readTotalTimeEnabled != 0 {
+			r.TimeEnabled = c.u64()
+		}
+		if rf&readTotalTimeRunning != 0 {
+			r.TimeRunning = c.u64()
+		}
+		if rf&readID != 0 {
+			v.ID = c.u64()
+		}
+		d.values = append(d.values, v)
+	}
+	r.Values = d.values
+}
+
+// SplitChain splits a raw callchain into its kernel and user parts, dropping
+// the context markers. Both alias chain.
+func SplitChain(chain []uint64) (kernel, user []uint64) {
+	var cur *[]uint64
+	start := 0
+	flush := func(end int) {
+		if cur != nil {
+			*cur = chain[start:end]
+		}
+	}
+	for i, pc := range chain {
+		if pc < contextMax {
+			continue
+		}
+		flush(i)
+		start = i + 1
+		switch pc {
+		case contextKernel:
+			cur = &kernel
+		case contextUser:
+			cur = &user
+		default:
+			cur = nil // hypervisor and guest frames are not ours
+		}
+	}
+	flush(len(chain))
+	return kernel, user
+}

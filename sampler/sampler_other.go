@@ -1,0 +1,38 @@
+//go:build !linux
+
+package sampler
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+)
+
+// errNotLinux: perf_event_open exists only on Linux. The stubs keep the
+// packages that import sampler building (and vettable) everywhere.
+var errNotLinux = errors.New("cctop samples with perf_event_open, which needs Linux")
+
+type Session struct{}
+
+func Open(Config) (*Session, error)                           { return nil, errNotLinux }
+func (*Session) Run(context.Context, func(*Batch)) error      { return errNotLinux }
+func (*Session) PID() int                                     { return 0 }
+func (*Session) Notes() []string                              { return nil }
+func (*Session) KernelFrames() bool                           { return false }
+func (*Session) Followed() bool                               { return false }
+func (*Session) MemberIndex(uint64) int                       { return -1 }
+func (*Session) Stats() Stats                                 { return Stats{} }
+func (*Session) ExitStatus() *os.ProcessState                 { return nil }
+func (*Session) ExitCode() (int, string)                      { return -1, "" }
+func (*Session) Exited() bool                                 { return true }
+func (*Session) Stop(time.Duration)                           {}
+func (*Session) Close() error                                 { return nil }
+func ProbeEvent(EventSpec, bool) error                        { return errNotLinux }
+func UprobeType() (uint32, error)                             { return 0, errNotLinux }
+func OpenUprobeCounter(string, uint64, int) (*Counter, error) { return nil, errNotLinux }
+
+type Counter struct{}
+
+func (*Counter) Read() (uint64, error) { return 0, errNotLinux }
+func (*Counter) Close() error          { return nil }

@@ -1,0 +1,534 @@
+//go:build linux
+
+package sampler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Session is an open event set on a target: per-CPU rings, one event group
+// per (thread, CPU), and the target's lifecycle.
+type Session struct {
+	cfg      Config
+	attr     unix.PerfEventAttr
+	format   Format
+	cpus     []int
+	rings    map[int]*ring // by CPU
+	ringFD   map[int]int   // by CPU: the event whose ring the others write into
+	tidFDs   map[int][]int // by thread: its events (leaders and members)
+	ids      map[uint64]int
+	epfd     int
+	pidfd    int
+	pid      int
+	cmd      *exec.Cmd
+	waitErr  chan error
+	decoder  *decoder
+	batch    Batch
+	pending  []Record // records made up by cctop (existing threads' names)
+	exited   atomic.Bool
+	closed   bool
+	notes    []string
+	excludeK bool
+
+	stats struct {
+		samples, lost, throttled, corrupt, threadsNew atomic.Uint64
+		threads                                       atomic.Int64
+	}
+	mu         sync.Mutex
+	exitStatus *os.ProcessState
+	lastScan   time.Time
+	alive      map[int]bool
+}
+
+// Open starts sampling: it launches cfg.Argv with the events enabled from its
+// first instruction, or attaches to every thread of cfg.PID.
+func Open(cfg Config) (*Session, error) {
+	if (cfg.PID > 0) == (len(cfg.Argv) > 0) {
+		return nil, errors.New("give either a PID to attach to or a command to launch")
+	}
+	if cfg.Leader.Name == "" {
+		cfg.Leader = namedEvents["cpu-clock"]
+	}
+	if cfg.Freq == 0 && cfg.Period == 0 {
+		cfg.Freq = 999
+	}
+	if cfg.RingPages == 0 {
+		cfg.RingPages = 64
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 100 * time.Millisecond
+	}
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		cfg: cfg, cpus: cpus, epfd: -1, pidfd: -1,
+		rings: map[int]*ring{}, ringFD: map[int]int{}, tidFDs: map[int][]int{},
+		ids: map[uint64]int{}, alive: map[int]bool{},
+	}
+	s.excludeK = cfg.UserOnly
+	s.buildAttr()
+	if s.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	if len(cfg.Argv) > 0 {
+		err = s.launch()
+	} else {
+		err = s.attach()
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Session) buildAttr() {
+	a := unix.PerfEventAttr{
+		Type:        s.cfg.Leader.Type,
+		Config:      s.cfg.Leader.Config,
+		Ext1:        s.cfg.Leader.Config1,
+		Ext2:        s.cfg.Leader.Config2,
+		Size:        uint32(unsafeSizeofAttr),
+		Sample_type: sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRead | sampleCallchain,
+		Read_format: readGroup | readID | readTotalTimeEnabled | readTotalTimeRunning,
+		Bits: unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitMmap2 |
+			unix.PerfBitCommExec | unix.PerfBitSampleIDAll | unix.PerfBitWatermark | unix.PerfBitExcludeHv,
+	}
+	if !s.cfg.Follow {
+		a.Bits |= unix.PerfBitInherit
+	}
+	if s.excludeK {
+		a.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
+	}
+	if s.cfg.Period > 0 {
+		a.Sample = s.cfg.Period
+	} else {
+		a.Sample = s.cfg.Freq
+		a.Bits |= unix.PerfBitFreq
+	}
+	// Wake the reader when a quarter of the ring is full; the poll timeout
+	// bounds latency at low rates.
+	a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / 4)
+	s.attr = a
+	s.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true}
+	s.decoder = newDecoder(s.format)
+}
+
+// PID is the target process.
+func (s *Session) PID() int { return s.pid }
+
+// Notes are things the user should know about how sampling was set up
+// (fallbacks taken, kernel frames excluded).
+func (s *Session) Notes() []string { return s.notes }
+
+// KernelFrames reports whether kernel frames are sampled.
+func (s *Session) KernelFrames() bool { return !s.excludeK }
+
+// Followed reports whether new threads are followed by opening events for
+// them rather than by inheritance.
+func (s *Session) Followed() bool { return s.cfg.Follow }
+
+// MemberIndex maps a group-read value ID to its event: 0 for the leader,
+// i+1 for cfg.Members[i], -1 if unknown.
+func (s *Session) MemberIndex(id uint64) int {
+	if i, ok := s.ids[id]; ok {
+		return i
+	}
+	return -1
+}
+
+// Stats returns running totals.
+func (s *Session) Stats() Stats {
+	return Stats{
+		Samples:    s.stats.samples.Load(),
+		Lost:       s.stats.lost.Load(),
+		Throttled:  s.stats.throttled.Load(),
+		Corrupt:    s.stats.corrupt.Load(),
+		Threads:    int(s.stats.threads.Load()),
+		ThreadsNew: s.stats.threadsNew.Load(),
+	}
+}
+
+// ExitStatus is the launched command's exit status once it has exited.
+func (s *Session) ExitStatus() *os.ProcessState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitStatus
+}
+
+// Exited reports whether the target has exited.
+func (s *Session) Exited() bool { return s.exited.Load() }
+
+// openThread opens the event group for tid on every CPU. The first event on
+// a CPU owns that CPU's ring; the others redirect their output into it.
+func (s *Session) openThread(tid int) error {
+	if _, ok := s.tidFDs[tid]; ok {
+		return nil
+	}
+	var fds []int
+	for _, cpu := range s.cpus {
+		attr := s.attr
+		fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			closeAll(fds)
+			return err
+		}
+		fds = append(fds, fd)
+		if err := s.recordID(fd, 0); err != nil {
+			closeAll(fds)
+			return err
+		}
+		for i, m := range s.cfg.Members {
+			ma := unix.PerfEventAttr{Type: m.Type, Config: m.Config, Ext1: m.Config1, Ext2: m.Config2,
+				Size: attr.Size, Read_format: attr.Read_format, Bits: attr.Bits &^ (unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitMmap2 | unix.PerfBitCommExec | unix.PerfBitFreq | unix.PerfBitWatermark)}
+			mfd, err := unix.PerfEventOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
+			if err != nil {
+				closeAll(fds)
+				return fmt.Errorf("counter %s: %w", m.Name, err)
+			}
+			fds = append(fds, mfd)
+			if err := s.recordID(mfd, i+1); err != nil {
+				closeAll(fds)
+				return err
+			}
+		}
+		if owner, ok := s.ringFD[cpu]; ok {
+			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
+				closeAll(fds)
+				return fmt.Errorf("redirect ring output: %w", err)
+			}
+			continue
+		}
+		r, err := mmapRing(fd, s.cfg.RingPages)
+		if err != nil {
+			closeAll(fds)
+			return err
+		}
+		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			r.close()
+			closeAll(fds)
+			return fmt.Errorf("epoll: %w", err)
+		}
+		s.rings[cpu] = r
+		s.ringFD[cpu] = fd
+	}
+	s.tidFDs[tid] = fds
+	return nil
+}
+
+func (s *Session) recordID(fd, member int) error {
+	var id uint64
+	if err := ioctlID(fd, &id); err != nil {
+		return fmt.Errorf("event id: %w", err)
+	}
+	s.ids[id] = member
+	return nil
+}
+
+// closeThread releases a dead thread's events, except those that own a
+// ring: the ring stays mapped while other threads write into it.
+func (s *Session) closeThread(tid int) {
+	fds, ok := s.tidFDs[tid]
+	if !ok {
+		return
+	}
+	owners := map[int]bool{}
+	for _, fd := range s.ringFD {
+		owners[fd] = true
+	}
+	keep := fds[:0]
+	for _, fd := range fds {
+		if owners[fd] {
+			keep = append(keep, fd)
+			continue
+		}
+		unix.Close(fd)
+	}
+	if len(keep) == 0 {
+		delete(s.tidFDs, tid)
+	} else {
+		s.tidFDs[tid] = keep
+	}
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// openErr turns a perf_event_open failure into one line that names the fix.
+func (s *Session) openErr(err error, tid int) error {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	switch errno {
+	case unix.EACCES, unix.EPERM:
+		return fmt.Errorf("perf_event_open: permission denied (kernel.perf_event_paranoid=%s): run as root, grant CAP_PERFMON, or `sysctl kernel.perf_event_paranoid=2` and profile your own processes", paranoid())
+	case unix.ESRCH:
+		return fmt.Errorf("no such process: %d", tid)
+	case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV:
+		if s.cfg.Leader.Hardware {
+			return fmt.Errorf("event %s is not supported here: this machine has no hardware PMU (a VM without PMU passthrough?); use -e cpu-clock", s.cfg.Leader.Name)
+		}
+		return fmt.Errorf("event %s is not supported by this kernel: %v", s.cfg.Leader.Name, err)
+	case unix.EMFILE, unix.ENFILE:
+		return fmt.Errorf("too many open files for %d threads x %d CPUs: raise `ulimit -n`", len(s.tidFDs)+1, len(s.cpus))
+	}
+	return fmt.Errorf("perf_event_open: %w", err)
+}
+
+// openWithFallbacks opens tid's events, stepping down to what the kernel
+// allows: user space only when kernel sampling is refused, and thread
+// following when inherited events can't carry group reads.
+func (s *Session) openWithFallbacks(tid int) error {
+	err := s.openThread(tid)
+	if err == nil {
+		return nil
+	}
+	if (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) && !s.excludeK {
+		s.excludeK = true
+		s.buildAttr()
+		if err2 := s.openThread(tid); err2 == nil {
+			s.notes = append(s.notes, fmt.Sprintf("kernel frames excluded: perf_event_paranoid=%s allows user space only (root or CAP_PERFMON would add them)", paranoid()))
+			return nil
+		}
+	}
+	if errors.Is(err, unix.EINVAL) && !s.cfg.Follow {
+		s.cfg.Follow = true
+		s.buildAttr()
+		if err2 := s.openThread(tid); err2 == nil {
+			s.notes = append(s.notes, "this kernel refuses inherited events with per-sample counter reads (needs 6.12+): following threads one by one")
+			return nil
+		}
+	}
+	return s.openErr(err, tid)
+}
+
+// Run reads the rings until the target exits or ctx ends, calling fn with
+// each batch of records in time order. fn must not keep the batch.
+func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
+	events := make([]unix.EpollEvent, len(s.cpus)+2)
+	timeout := int(s.cfg.PollInterval / time.Millisecond)
+	if len(s.pending) > 0 {
+		s.drain(fn)
+	}
+	for {
+		if ctx.Err() != nil {
+			s.drain(fn)
+			return nil
+		}
+		n, err := unix.EpollWait(s.epfd, events, timeout)
+		if err != nil && err != unix.EINTR {
+			return fmt.Errorf("epoll_wait: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			ev := events[i]
+			if int(ev.Fd) == s.pidfd {
+				s.exited.Store(true)
+				continue
+			}
+			if ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+				// The event's task is gone; level-triggered HUP would spin.
+				// Its ring is still drained below.
+				unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, int(ev.Fd), nil)
+			}
+		}
+		s.drain(fn)
+		if s.cfg.Follow && s.cfg.PID > 0 && time.Since(s.lastScan) > 200*time.Millisecond {
+			s.scanThreads()
+		}
+		if s.exited.Load() {
+			s.reap()
+			s.drain(fn)
+			return nil
+		}
+	}
+}
+
+// drain empties every ring into one batch and hands it to fn.
+func (s *Session) drain(fn func(*Batch)) {
+	b := &s.batch
+	b.reset()
+	for _, r := range s.pending {
+		b.add(&r)
+	}
+	s.pending = s.pending[:0]
+	var rec Record
+	for _, cpu := range s.cpus {
+		r := s.rings[cpu]
+		if r == nil {
+			continue
+		}
+		_, corrupt := r.readAll(func(raw []byte) {
+			ok, err := s.decoder.decode(raw, &rec)
+			if err != nil {
+				s.stats.corrupt.Add(1)
+				return
+			}
+			if ok {
+				s.account(&rec)
+				b.add(&rec)
+			}
+		})
+		if corrupt {
+			s.stats.corrupt.Add(1)
+		}
+	}
+	if len(b.Records) == 0 {
+		return
+	}
+	b.seal()
+	fn(b)
+}
+
+// account keeps totals and thread bookkeeping for one record.
+func (s *Session) account(r *Record) {
+	switch r.Kind {
+	case KindSample:
+		s.stats.samples.Add(1)
+	case KindLost:
+		s.stats.lost.Add(r.Lost)
+	case KindThrottle:
+		s.stats.throttled.Add(1)
+	case KindFork:
+		if !s.alive[int(r.TID)] {
+			s.alive[int(r.TID)] = true
+			s.stats.threads.Add(1)
+			s.stats.threadsNew.Add(1)
+		}
+		if s.cfg.Follow && int(r.PID) == s.pid {
+			if err := s.openThread(int(r.TID)); err != nil && !errors.Is(err, unix.ESRCH) {
+				s.notes = append(s.notes, fmt.Sprintf("thread %d not sampled: %v", r.TID, err))
+			}
+		}
+	case KindExit:
+		if s.alive[int(r.TID)] {
+			delete(s.alive, int(r.TID))
+			s.stats.threads.Add(-1)
+		}
+		s.closeThread(int(r.TID))
+	}
+}
+
+// Stop ends a launched target: SIGTERM, then SIGKILL after grace. It does
+// nothing for an attached target.
+func (s *Session) Stop(grace time.Duration) {
+	if s.cmd == nil || s.cmd.Process == nil || s.exited.Load() {
+		return
+	}
+	s.cmd.Process.Signal(unix.SIGTERM)
+	select {
+	case err := <-s.waitErr:
+		s.waitErr <- err
+	case <-time.After(grace):
+		s.cmd.Process.Kill()
+	}
+}
+
+// reap collects the launched command's exit status.
+func (s *Session) reap() {
+	if s.cmd == nil {
+		return
+	}
+	err := <-s.waitErr
+	s.waitErr <- err
+	s.mu.Lock()
+	s.exitStatus = s.cmd.ProcessState
+	s.mu.Unlock()
+}
+
+// Close releases every event, ring and descriptor. A launched target still
+// running is killed.
+func (s *Session) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.cmd != nil && s.cmd.Process != nil && !s.exited.Load() {
+		s.cmd.Process.Kill()
+		<-s.waitErr
+		s.exited.Store(true)
+	}
+	for _, fds := range s.tidFDs {
+		closeAll(fds)
+	}
+	for _, r := range s.rings {
+		r.close()
+	}
+	s.tidFDs, s.rings, s.ringFD = nil, nil, nil
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+	}
+	if s.epfd >= 0 {
+		unix.Close(s.epfd)
+	}
+	return nil
+}
+
+func (s *Session) watchExit(pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	s.pidfd = fd
+	return unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+}
+
+// onlineCPUs parses /sys/devices/system/cpu/online ("0-3,5").
+func onlineCPUs() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, fmt.Errorf("list CPUs: %w", err)
+	}
+	return parseCPUList(strings.TrimSpace(string(b)))
+}
+
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, found := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad CPU list %q", s)
+		}
+		b := a
+		if found {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("bad CPU list %q", s)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("bad CPU list %q", s)
+	}
+	return cpus, nil
+}
+
+func paranoid() string {
+	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}

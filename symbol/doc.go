@@ -1,0 +1,20 @@
+// Package symbol turns sampled program counters into frames: function name,
+// source position and module.
+//
+// It owns everything between a raw address and a name: the executable
+// mappings of every sampled process (from /proc/PID/maps and kernel MMAP2
+// records, kept current across fork, exec and exit), the translation of a
+// pc through a mapping and the ELF program headers to the address the
+// binary was linked at, and the symbol sources for each module: ELF
+// .symtab/.dynsym (with separate debug files found by build id or
+// .gnu_debuglink), the Go pclntab, the vdso image, and /proc/kallsyms for
+// the kernel.
+//
+// Modules are loaded lazily, once, and shared by every process that maps
+// them; each module memoizes its answers per address, because a profiler
+// sees the same few thousand pcs millions of times.
+//
+// Nothing here returns an error or panics for a binary it cannot read or
+// parse: such pcs get a frame with an empty Func, so a profile degrades to
+// module+offset instead of losing samples.
+package symbol

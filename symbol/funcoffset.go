@@ -1,0 +1,65 @@
+package symbol
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+)
+
+// FuncOffset resolves a function name in an ELF file to its file offset (for uprobes, later issue).
+// It searches .symtab, the separate debug file's .symtab when the binary is
+// stripped, .dynsym, and the Go pclntab, and translates the symbol's
+// address through the PT_LOAD segment holding it.
+func FuncOffset(path, name string) (uint64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return 0, err
+	}
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return 0, fmt.Errorf("symbol: %s: %w", path, err)
+	}
+	segs := loadSegments(f.Progs)
+	symtab, _ := f.Symbols()
+	vaddr, ok := funcByName(symtab, name)
+	if !ok && len(symtab) == 0 {
+		if dbg := findDebugFile(f, path, buildID(f), os.Open); dbg != nil {
+			dsyms, _ := dbg.Symbols()
+			dbg.Close()
+			vaddr, ok = funcByName(dsyms, name)
+		}
+	}
+	if !ok {
+		dynsym, _ := f.DynamicSymbols()
+		vaddr, ok = funcByName(dynsym, name)
+	}
+	if !ok {
+		if g := newGoTable(f, symtab, segs, st.Size()); g != nil {
+			vaddr, ok = g.lookupFunc(name)
+		}
+	}
+	if !ok {
+		return 0, fmt.Errorf("symbol: %s: function %q not found", path, name)
+	}
+	off, ok := vaddrToOffset(segs, vaddr)
+	if !ok {
+		return 0, fmt.Errorf("symbol: %s: %q at %#x is in no loadable segment", path, name, vaddr)
+	}
+	return off, nil
+}
+
+func funcByName(syms []elf.Symbol, name string) (uint64, bool) {
+	for _, s := range syms {
+		t := elf.ST_TYPE(s.Info)
+		if s.Name == name && (t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC) &&
+			s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE {
+			return s.Value, true
+		}
+	}
+	return 0, false
+}

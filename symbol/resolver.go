@@ -1,0 +1,246 @@
+package symbol
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"slices"
+	"strconv"
+)
+
+// Mapping is one executable mapping of a process, from /proc/PID/maps or a MMAP2 record.
+type Mapping struct {
+	Start, Limit uint64 // [Start, Limit) in the process's address space
+	Offset       uint64 // file offset mapped at Start
+	Path         string // file path as the kernel reports it; "[vdso]" for the vdso
+	Major, Minor uint32 // device (0 when unknown)
+	Inode        uint64 // 0 when unknown
+	BuildID      []byte // from MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID, else nil
+}
+
+// Frame is one logical frame of a stack.
+type Frame struct {
+	Func    string // symbol name as in the binary (mangled names kept as-is for now); "" if unknown
+	File    string // source file, when known (Go pclntab; DWARF later)
+	Line    int    // source line, when known
+	Module  string // mapping path, "[vdso]", "[kernel.kallsyms]", or "" if no mapping covers pc
+	Addr    uint64 // module-relative address (ELF virtual address of pc in Module); pc itself if no module
+	Inlined bool   // true for inlined logical frames (DWARF inlines arrive in a later issue; false for now)
+}
+
+// Resolver maps (pid, pc) to frames. It is NOT safe for concurrent use: it is
+// owned by the goroutine that reads the sample stream, which is also the one
+// that sees MMAP2/FORK/EXEC/EXIT, so no locking is needed on the hot path.
+type Resolver struct {
+	procs map[int]*proc
+	mods  moduleCache
+	paths map[string]string // interned mapping paths: thousands of processes map the same libraries
+
+	kernel *kallsyms // nil until the first LookupKernel
+}
+
+// proc is the address space of one process as far as symbolization cares.
+type proc struct {
+	maps []mapping // sorted by Start, non-overlapping
+}
+
+type mapping struct {
+	Mapping
+	mod    *module // nil for mappings with nothing to read (anonymous, [vsyscall], ...)
+	loaded bool    // mod has been resolved (possibly to nil)
+}
+
+// NewResolver returns an empty Resolver.
+func NewResolver() *Resolver {
+	return &Resolver{
+		procs: make(map[int]*proc),
+		mods:  newModuleCache(),
+		paths: make(map[string]string),
+	}
+}
+
+// LoadProc replaces what is known of pid's address space with the executable
+// mappings of /proc/PID/maps. The vdso image is read right away, while the
+// process is surely alive; files are opened on first lookup.
+func (r *Resolver) LoadProc(pid int) error {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var ms []Mapping
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		m, exec, ok := parseMapsLine(sc.Text())
+		if ok && exec {
+			ms = append(ms, m)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	p := &proc{}
+	for _, m := range ms {
+		m.Path = r.intern(m.Path)
+		// The kernel lists mappings sorted and disjoint; inserting keeps
+		// that invariant even if it ever does not.
+		p.maps = insertMapping(p.maps, mapping{Mapping: m})
+	}
+	for i := range p.maps {
+		if m := &p.maps[i]; m.Path == vdsoPath {
+			m.mod, m.loaded = r.vdsoModule(pid, &m.Mapping), true
+		}
+	}
+	r.procs[pid] = p
+	return nil
+}
+
+// AddMapping records a mapping from a MMAP2 record. Like mmap(MAP_FIXED), it
+// replaces whatever pid had mapped over [m.Start, m.Limit): overlapped
+// mappings are trimmed or split, keeping their file offsets consistent.
+// Only executable mappings should be passed.
+func (r *Resolver) AddMapping(pid int, m Mapping) {
+	if m.Limit <= m.Start {
+		return
+	}
+	m.Path = r.intern(m.Path)
+	// The caller's BuildID usually points into a ring buffer that is reused.
+	m.BuildID = bytes.Clone(m.BuildID)
+	p := r.procs[pid]
+	if p == nil {
+		p = &proc{}
+		r.procs[pid] = p
+	}
+	p.maps = insertMapping(p.maps, mapping{Mapping: m})
+}
+
+// Fork gives pid a copy of ppid's mappings; modules stay shared.
+func (r *Resolver) Fork(ppid, pid int) {
+	if ppid == pid {
+		return
+	}
+	p := &proc{}
+	if pp := r.procs[ppid]; pp != nil {
+		p.maps = slices.Clone(pp.maps)
+	}
+	r.procs[pid] = p
+}
+
+// Exec drops pid's mappings: after exec the old image is gone and the new
+// one arrives as MMAP2 records.
+func (r *Resolver) Exec(pid int) {
+	if p := r.procs[pid]; p != nil {
+		p.maps = nil
+		return
+	}
+	r.procs[pid] = &proc{}
+}
+
+// Exit forgets pid. Loaded modules stay cached for other processes.
+func (r *Resolver) Exit(pid int) {
+	delete(r.procs, pid)
+}
+
+// Mappings returns a copy of the mappings known for pid, sorted by Start.
+func (r *Resolver) Mappings(pid int) []Mapping {
+	p := r.procs[pid]
+	if p == nil {
+		return nil
+	}
+	out := make([]Mapping, len(p.maps))
+	for i := range p.maps {
+		out[i] = p.maps[i].Mapping
+	}
+	return out
+}
+
+// Lookup appends the frames for pc (innermost first; one frame until inlines arrive) to dst.
+// Callers pass pc-1 for return addresses (every frame but the leaf).
+//
+// For an address seen before, the cost is two map lookups and a binary
+// search, with no allocation beyond growing dst.
+func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
+	p := r.procs[pid]
+	if p == nil {
+		return append(dst, Frame{Addr: pc})
+	}
+	m := p.find(pc)
+	if m == nil {
+		return append(dst, Frame{Addr: pc})
+	}
+	if !m.loaded {
+		m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
+	}
+	if m.mod == nil {
+		// Anonymous executable memory (JIT code) and pseudo mappings: no
+		// file to read, so the absolute pc is the only stable name. JIT perf
+		// maps (/tmp/perf-PID.map) will plug in here, keyed by pid.
+		return append(dst, Frame{Module: m.Path, Addr: pc})
+	}
+	off := pc - m.Start + m.Offset
+	addr, ok := offsetToVaddr(m.mod.segs, off)
+	if !ok {
+		return append(dst, Frame{Module: m.Path, Addr: off})
+	}
+	return m.mod.frames(addr, m.Path, dst)
+}
+
+func (p *proc) find(pc uint64) *mapping {
+	ms := p.maps
+	// Largest i with ms[i].Start <= pc.
+	lo, hi := 0, len(ms)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if ms[h].Start <= pc {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo == 0 || pc >= ms[lo-1].Limit {
+		return nil
+	}
+	return &ms[lo-1]
+}
+
+// insertMapping returns ms with n added, after removing from ms whatever n
+// overlaps. Pieces of a split mapping keep its module.
+func insertMapping(ms []mapping, n mapping) []mapping {
+	out := make([]mapping, 0, len(ms)+2)
+	for _, o := range ms {
+		if o.Limit <= n.Start || o.Start >= n.Limit {
+			out = append(out, o)
+			continue
+		}
+		if o.Start < n.Start {
+			head := o
+			head.Limit = n.Start
+			out = append(out, head)
+		}
+		if o.Limit > n.Limit {
+			tail := o
+			tail.Offset += n.Limit - o.Start
+			tail.Start = n.Limit
+			out = append(out, tail)
+		}
+	}
+	i, _ := slices.BinarySearchFunc(out, n.Start, func(m mapping, start uint64) int {
+		switch {
+		case m.Start < start:
+			return -1
+		case m.Start > start:
+			return 1
+		}
+		return 0
+	})
+	return slices.Insert(out, i, n)
+}
+
+func (r *Resolver) intern(s string) string {
+	if v, ok := r.paths[s]; ok {
+		return v
+	}
+	r.paths[s] = s
+	return s
+}

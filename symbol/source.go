@@ -1,0 +1,24 @@
+package symbol
+
+// source names module-relative addresses for one module. A module asks its
+// sources in order and takes the first answer, so a more precise source goes
+// in front of a coarser one.
+//
+// This is the seam for what comes later:
+//   - DWARF line tables and inlines: a source in front of the ELF symbols
+//     that appends several frames (innermost first, Inlined set on all but
+//     the outermost) with File/Line.
+//   - MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF): one more symtab
+//     built with funcCands/newSymtab, merged before the tables are sorted.
+//   - JIT perf maps (/tmp/perf-PID.map): a per-process source for anonymous
+//     mappings, consulted where Lookup handles a mapping with no module.
+type source interface {
+	// frames appends the frames for addr to dst and reports whether the
+	// source knew addr. When it did not, dst is returned unchanged.
+	frames(addr uint64, dst []Frame) ([]Frame, bool)
+}
+
+// demangle rewrites symbol names for display. The contract keeps mangled
+// names for now; a C++/Rust demangler will be installed here. It runs once
+// per distinct address, on a cache miss, so it may allocate.
+var demangle = func(name string) string { return name }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -84,6 +85,7 @@ func doctorChecks() []check {
 	cs = append(cs, uprobeCheck())
 
 	cs = append(cs, kallsymsCheck())
+	cs = append(cs, ptraceCheck())
 	return cs
 }
 
@@ -107,6 +109,9 @@ func uprobeCheck() check {
 		c.fix = ""
 		return c
 	}
+	// The counter follows this thread only: keep the goroutine on it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	ctr, err := sampler.OpenUprobeCounter(exe, off, 0)
 	if err != nil {
 		c.detail = errText(err)
@@ -189,4 +194,22 @@ func readTrim(path string) string {
 		return "unknown"
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// ptraceCheck: launching a command relies on PTRACE_TRACEME, which only
+// Yama's scope 3 forbids.
+func ptraceCheck() check {
+	c := check{name: "launch (ptrace)", ok: true}
+	scope := readTrim("/proc/sys/kernel/yama/ptrace_scope")
+	switch scope {
+	case "unknown":
+		c.detail = "no Yama LSM: launched commands start with sampling enabled"
+	case "3":
+		c.ok = false
+		c.detail = "kernel.yama.ptrace_scope=3 forbids PTRACE_TRACEME: start the command yourself and use -p PID"
+		c.fix = "sysctl kernel.yama.ptrace_scope=1 (3 can only be lowered by a reboot)"
+	default:
+		c.detail = "kernel.yama.ptrace_scope=" + scope + ": launched commands start with sampling enabled"
+	}
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"reflect"
 	"runtime"
@@ -240,27 +241,57 @@ func wall(t *testing.T, o output, phase any) time.Duration {
 // TestDensityShape checks the property the workload exists for: equal calls
 // on the two edges, twice the time in phase D.
 func TestDensityShape(t *testing.T) {
-	o := runOK(t, "density", "-duration", "200ms")
-	c, d := o.count(t, densityPhaseC, densityLeaf), o.count(t, densityPhaseD, densityLeaf)
-	rc, rd := o.count(t, densityRounds, densityPhaseC), o.count(t, densityRounds, densityPhaseD)
-	rounds, _ := strconv.ParseUint(o.value(t, "rounds"), 10, 64)
-	if c != d || c == 0 || rc != rd || rc != rounds || c != rounds*7500 {
-		t.Fatalf("counts: C %d, D %d, rounds %d/%d/%d, want C = D = rounds*7500", c, d, rc, rd, rounds)
+	// The leaf's unloaded cost, from the fastest of many short batches: some
+	// batches run undisturbed even on a busy machine.
+	const size, calls = 600, 7500
+	leafC, leafD := fastestLeaf(size), fastestLeaf(2*size)
+	if r := float64(leafD) / float64(leafC); r < 1.8 || r > 2.2 {
+		t.Fatalf("densityLeaf(%d) takes %v, densityLeaf(%d) %v: ratio %.3f, want 1.8-2.2", size, leafC, 2*size, leafD, r)
 	}
 
-	// Wall times are at the mercy of the machine's load: a neighbour that
-	// takes the CPU for a few milliseconds skews one run's ratio. A median
-	// over short runs shrugs that off, while a systematic error (a leaf
-	// whose cost is not linear in its input) moves every run.
-	ratios := []float64{float64(wall(t, o, densityPhaseD)) / float64(wall(t, o, densityPhaseC))}
-	for range 8 {
-		o := runOK(t, "density", "-rounds", "2")
-		ratios = append(ratios, float64(wall(t, o, densityPhaseD))/float64(wall(t, o, densityPhaseC)))
+	// A run's wall times are at the mercy of the machine's load: a neighbour
+	// that takes the CPU for a few milliseconds skews the ratio either way.
+	// So a run whose ratio is off fails the test only if it got the CPU, its
+	// phases taking at most 15% longer than their calls cost unloaded; a
+	// busy run is retried, and if every run was busy the check is skipped.
+	var busy []string
+	for range 5 {
+		o := runOK(t, "density", "-duration", "200ms")
+		c, d := o.count(t, densityPhaseC, densityLeaf), o.count(t, densityPhaseD, densityLeaf)
+		rc, rd := o.count(t, densityRounds, densityPhaseC), o.count(t, densityRounds, densityPhaseD)
+		rounds, _ := strconv.ParseUint(o.value(t, "rounds"), 10, 64)
+		if c != d || c == 0 || rc != rd || rc != rounds || c != rounds*calls {
+			t.Fatalf("counts: C %d, D %d, rounds %d/%d/%d, want C = D = rounds*%d", c, d, rc, rd, rounds, calls)
+		}
+		wallC, wallD := wall(t, o, densityPhaseC), wall(t, o, densityPhaseD)
+		ratio := float64(wallD) / float64(wallC)
+		stretchC := float64(wallC) / (float64(c) * float64(leafC))
+		stretchD := float64(wallD) / (float64(d) * float64(leafD))
+		if ratio >= 1.7 && ratio <= 2.3 {
+			return
+		}
+		if stretchC <= 1.15 && stretchD <= 1.15 {
+			t.Fatalf("phase D / phase C wall time = %.3f (%v / %v), want 1.7-2.3", ratio, wallD, wallC)
+		}
+		busy = append(busy, fmt.Sprintf("ratio %.3f, phases took %.2fx and %.2fx their unloaded time", ratio, stretchC, stretchD))
 	}
-	slices.Sort(ratios)
-	if m := ratios[len(ratios)/2]; m < 1.7 || m > 2.3 {
-		t.Fatalf("phase D / phase C wall time: median %.3f of %.3f, want 1.7-2.3", m, ratios)
+	t.Skipf("machine too busy to compare wall times:\n%s", strings.Join(busy, "\n"))
+}
+
+// fastestLeaf returns the least time per densityLeaf(n) call over batches of
+// a few calls.
+func fastestLeaf(n int) time.Duration {
+	best := time.Duration(1<<63 - 1)
+	for range 200 {
+		t0 := time.Now()
+		for range 10 {
+			densityLeaf(n)
+		}
+		if d := time.Since(t0) / 10; d < best {
+			best = d
+		}
 	}
+	return best
 }
 
 // TestRounds checks exact counts against the closed forms, which also pins

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+func readProfile(t *testing.T, path string) *profile.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	return p
+}
+
+// stackNames is a sample's function names, leaf first.
+func stackNames(s *profile.Sample) []string {
+	var names []string
+	for _, loc := range s.Location {
+		for _, ln := range loc.Line {
+			names = append(names, ln.Function.Name)
+		}
+	}
+	return names
+}
+
+func valueIndex(t *testing.T, p *profile.Profile, typ string) int {
+	t.Helper()
+	for i, st := range p.SampleType {
+		if st.Type == typ {
+			return i
+		}
+	}
+	t.Fatalf("no sample type %q in %v", typ, p.SampleType)
+	return -1
+}
+
+// TestRecordDensity is the first acceptance check of the engine: the
+// density workload's leaf takes twice the time under call site D as under
+// call site C, and the two phases are distinct contexts.
+func TestRecordDensity(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "d.pb.gz", "--", cctopBin, "workload", "density")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	for _, want := range []string{"samples", "threads", "lost", "throttled", "densityLeaf", "wrote d.pb.gz"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stderr)
+		}
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", filepath.Join(dir, "d.pb.gz")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "workload.densityLeaf") {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
+	}
+
+	p := readProfile(t, filepath.Join(dir, "d.pb.gz"))
+	if got := []string{p.SampleType[0].Type, p.SampleType[1].Type + "/" + p.SampleType[1].Unit}; got[0] != "samples" || got[1] != "cpu/nanoseconds" {
+		t.Fatalf("sample types %v", got)
+	}
+	cpu := valueIndex(t, p, "cpu")
+	const pkg = "github.com/cctop/cctop/workload."
+	var underC, underD int64
+	for _, s := range p.Sample {
+		st := stackNames(s)
+		if len(st) < 2 || st[0] != pkg+"densityLeaf" {
+			continue
+		}
+		switch st[1] {
+		case pkg + "densityPhaseC":
+			underC += s.Value[cpu]
+		case pkg + "densityPhaseD":
+			underD += s.Value[cpu]
+		}
+		if len(s.Label["thread_name"]) == 0 || len(s.NumLabel["thread_id"]) == 0 {
+			t.Fatalf("sample without thread labels: %v %v", s.Label, s.NumLabel)
+		}
+	}
+	if underC == 0 || underD == 0 {
+		t.Fatalf("leaf time under phase C %d ns, under D %d ns: phases are not distinct contexts", underC, underD)
+	}
+	ratio := float64(underD) / float64(underC)
+	t.Logf("leaf time under D / under C = %.3f (%d / %d ns)", ratio, underD, underC)
+	if ratio < 2.0*0.85 || ratio > 2.0*1.15 {
+		t.Errorf("time ratio D/C = %.3f, want 2.0 within 15%%", ratio)
+	}
+}
+
+// TestRecordAttach attaches to a running multi-threaded C program: every
+// worker's samples carry full stacks from the thread start routine to the
+// leaf, and a thread created after the attach is sampled too.
+func TestRecordAttach(t *testing.T) {
+	skipIfNoPerf(t)
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "attach")
+	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-pthread", "-o", bin, "testdata/attach.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 5 s.
+	target := exec.Command(bin, "3", "1500", "5000")
+	stdout, _ := target.StdoutPipe()
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	var mu sync.Mutex
+	workers := map[int64]int{} // tid -> worker number
+	ready := make(chan struct{}, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var id int
+			var tid int64
+			if n, _ := fmt.Sscanf(sc.Text(), "worker %d tid %d", &id, &tid); n == 2 {
+				mu.Lock()
+				workers[tid] = id
+				mu.Unlock()
+				ready <- struct{}{}
+			}
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		select {
+		case <-ready:
+		case <-time.After(5 * time.Second):
+			t.Fatal("workers did not start")
+		}
+	}
+	_, stderr, code := runCctop(t, dir, "record", "-p", fmt.Sprint(target.Process.Pid), "-d", "3s", "-o", "a.pb.gz")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(workers) != 4 {
+		t.Fatalf("%d workers started, want 4", len(workers))
+	}
+	p := readProfile(t, filepath.Join(dir, "a.pb.gz"))
+	perTID := map[int64]int64{}
+	complete := map[int64]int64{}
+	for _, s := range p.Sample {
+		tids := s.NumLabel["thread_id"]
+		if len(tids) != 1 {
+			t.Fatalf("sample without thread_id: %v", s.NumLabel)
+		}
+		tid := tids[0]
+		if _, ok := workers[tid]; !ok {
+			continue
+		}
+		perTID[tid] += s.Value[0]
+		if hasChain(stackNames(s), "leaf_compute", "work_loop", "worker_main") {
+			complete[tid] += s.Value[0]
+		}
+	}
+	t.Logf("samples per worker tid: %v", perTID)
+	for tid, id := range workers {
+		n := perTID[tid]
+		// Kernel frames are included (root here), so a sample taken in an
+		// interrupt or syscall may sit above the user frames: the user part
+		// must still run from worker_main down to the leaf.
+		// At least 50: generous, since other work on a 2-CPU machine
+		// (parallel tests) takes CPU from the target.
+		if n < 50 {
+			t.Errorf("worker %d (tid %d): %d samples, want >= 50", id, tid, n)
+		}
+		if complete[tid] < n*97/100 {
+			t.Errorf("worker %d: %d of %d samples have worker_main -> work_loop -> leaf_compute", id, complete[tid], n)
+		}
+	}
+}
+
+// hasChain reports whether names (leaf first) contain want as consecutive
+// frames, want given leaf first.
+func hasChain(names []string, want ...string) bool {
+	for i := range names {
+		if i+len(want) > len(names) {
+			return false
+		}
+		ok := true
+		for j, w := range want {
+			if names[i+j] != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRecordInterrupt: Ctrl-C during a launched recording stops the target
+// and still writes the profile.
+func TestRecordInterrupt(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	cmd := exec.Command(cctopBin, "record", "-o", "i.folded", "--format", "folded", "--", cctopBin, "workload", "spin", "-duration", "60s")
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("record after SIGINT: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("record did not finish after SIGINT")
+	}
+	if !strings.Contains(stderr.String(), "killed by terminated") && !strings.Contains(stderr.String(), "exited with status") {
+		t.Errorf("no exit report:\n%s", stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "i.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spin int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("bad folded line %q", line)
+		}
+		var v int
+		if _, err := fmt.Sscan(line[i+1:], &v); err != nil {
+			t.Fatalf("bad count in folded line %q", line)
+		}
+		if strings.Contains(line[:i], "spinLeaf") {
+			spin += v
+		}
+	}
+	if spin < 500 {
+		t.Errorf("folded output has %d spinLeaf samples after 1.5 s of spinning:\n%.500s", spin, b)
+	}
+	// The launched workload is gone.
+	out, _ := exec.Command("pgrep", "-f", cctopBin+" workload spin").Output()
+	if len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("workload still running: pids %s", out)
+	}
+}

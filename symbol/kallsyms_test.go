@@ -1,0 +1,77 @@
+package symbol
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestParseKallsyms(t *testing.T) {
+	k := parseKallsyms(strings.NewReader(`ffffffffc0001000 t mod_func	[ext4]
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000100 t local_b
+ffffffff81000100 T global_b
+ffffffff81000200 D some_data
+ffffffff81000300 W weak_c
+garbage line
+ffffffff81000400 T
+`))
+	for _, c := range []struct {
+		pc   uint64
+		want string
+	}{
+		{0xffffffff80ffffff, ""},
+		{0xffffffff81000000, "_stext"}, // aliases: fewer underscores, then bytewise
+		{0xffffffff810000ff, "_stext"},
+		{0xffffffff81000100, "global_b"}, // T over t
+		{0xffffffff81000250, "global_b"}, // data symbols are not functions
+		{0xffffffff81000300, "weak_c"},
+		{0xffffffffc0001010, "mod_func"},
+	} {
+		if got, _ := k.lookup(c.pc); got != c.want {
+			t.Errorf("lookup(%#x) = %q, want %q", c.pc, got, c.want)
+		}
+	}
+}
+
+func TestLookupKernelRestricted(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "kallsyms")
+	os.WriteFile(p, []byte("0000000000000000 T _stext\n0000000000000000 t foo\n"), 0o644)
+	old := kallsymsPath
+	kallsymsPath = p
+	defer func() { kallsymsPath = old }()
+	fs := NewResolver().LookupKernel(0xffffffff81000010, nil)
+	if len(fs) != 1 || fs[0] != (Frame{Module: "[kernel.kallsyms]", Addr: 0xffffffff81000010}) {
+		t.Errorf("restricted kallsyms: %+v", fs)
+	}
+}
+
+// TestLookupKernel resolves a real kernel function from this machine's
+// /proc/kallsyms.
+func TestLookupKernel(t *testing.T) {
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	var addr uint64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 3 && fs[1] == "T" && fs[2] == "schedule" {
+			addr, _ = strconv.ParseUint(fs[0], 16, 64)
+		}
+	}
+	if addr == 0 {
+		t.Skip("schedule not visible in /proc/kallsyms (kptr_restrict?)")
+	}
+	r := NewResolver()
+	got := r.LookupKernel(addr+4, nil)
+	if len(got) != 1 || got[0].Func != "schedule" || got[0].Module != "[kernel.kallsyms]" || got[0].Addr != addr+4 {
+		t.Errorf("LookupKernel(schedule+4) = %+v", got)
+	}
+}

@@ -47,7 +47,7 @@ func buildC(t *testing.T, b cBuild) (prog, lib string) {
 	args := []string{"-O1", "-g0", "-o", "prog", "prog.c"}
 	if b.lib != nil {
 		copySource(t, dir, "lib.c", "lib.c")
-		run(t, dir, nil, "gcc", append(append([]string{"-O1", "-o", "libcct.so", "lib.c"}), b.lib...)...)
+		run(t, dir, nil, "gcc", append([]string{"-O1", "-o", "libcct.so", "lib.c"}, b.lib...)...)
 		args = append(args, "-L"+dir, "-lcct", "-Wl,-rpath,"+dir)
 		lib = realPath(t, filepath.Join(dir, "libcct.so"))
 	}

@@ -20,11 +20,11 @@ const maxPclntab = 1 << 30
 // newGoTable returns the Go table of f, or nil if f is not a Go binary or
 // its table is unusable. syms is f's .symtab, possibly empty.
 func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) (g *goTable) {
-	data := pclntabData(f, syms, segs, size)
+	data, pcln := pclntabData(f, syms, size)
 	if len(data) < 16 {
 		return nil
 	}
-	text := goTextStart(f, syms, segs, data)
+	text := goTextStart(f, syms, segs, data, pcln, size)
 	// debug/gosym decodes the table with unchecked slicing and recovers
 	// from most of its own panics, but not all (NewTable's walk and
 	// go12MapFiles index the table as given). A corrupt table must cost us
@@ -70,21 +70,21 @@ func (g *goTable) lookupFunc(name string) (entry uint64, ok bool) {
 	return 0, false
 }
 
-// pclntabData finds the pclntab: the .gopclntab section (internal linking),
-// the runtime.pclntab..runtime.epclntab symbols (external linking, PIE),
-// or, in a stripped Go binary without the section, by its header magic in
-// the read-only data.
-func pclntabData(f *elf.File, syms []elf.Symbol, segs []segment, size int64) []byte {
+// pclntabData finds the pclntab and its address: the .gopclntab section
+// (internal linking), the runtime.pclntab..runtime.epclntab symbols
+// (external linking, PIE), or, in a stripped Go binary without the section,
+// by its header magic in the read-only data.
+func pclntabData(f *elf.File, syms []elf.Symbol, size int64) ([]byte, uint64) {
 	for _, name := range []string{".gopclntab", ".data.rel.ro.gopclntab"} {
 		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
 			if s.Size > maxPclntab || int64(s.Size) > size {
-				return nil
+				return nil, 0
 			}
 			data, err := s.Data()
 			if err != nil {
-				return nil
+				return nil, 0
 			}
-			return data
+			return data, s.Addr
 		}
 	}
 	var start, end uint64
@@ -98,11 +98,11 @@ func pclntabData(f *elf.File, syms []elf.Symbol, segs []segment, size int64) []b
 	}
 	if start != 0 && end > start && end-start <= maxPclntab && int64(end-start) <= size {
 		if data := readVaddr(f, start, end-start); data != nil {
-			return data
+			return data, start
 		}
 	}
 	if !isGo(f) {
-		return nil
+		return nil, 0
 	}
 	for _, name := range []string{".data.rel.ro", ".rodata", ".noptrdata"} {
 		s := f.Section(name)
@@ -114,10 +114,10 @@ func pclntabData(f *elf.File, syms []elf.Symbol, segs []segment, size int64) []b
 			continue
 		}
 		if i := findPclntabHeader(data); i >= 0 {
-			return data[i:]
+			return data[i:], s.Addr + uint64(i)
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 // isGo reports whether f was built by the Go toolchain.
@@ -148,35 +148,122 @@ func findPclntabHeader(data []byte) int {
 
 // goTextStart returns the value of runtime.text, which pclntab offsets are
 // relative to since Go 1.18. It differs from the start of .text when an
-// external linker put C code first (cgo).
-func goTextStart(f *elf.File, syms []elf.Symbol, segs []segment, data []byte) uint64 {
+// external linker put C code first (cgo), so the section address is only
+// the last resort.
+func goTextStart(f *elf.File, syms []elf.Symbol, segs []segment, data []byte, pcln uint64, size int64) uint64 {
 	for _, s := range syms {
 		if s.Name == "runtime.text" {
 			return s.Value
 		}
 	}
-	// Go 1.18+ headers record textStart; in a PIE it may be left for a
-	// dynamic relocation to fill in, so trust it only if it lands in code.
-	if (data[0] == 0xf0 || data[0] == 0xf1) && data[1] == 0xff && data[2] == 0xff && data[3] == 0xff {
-		ptr := int(data[7])
-		if len(data) >= 8+3*ptr {
-			var v uint64
-			if ptr == 8 {
-				v = f.ByteOrder.Uint64(data[8+2*ptr:])
-			} else {
-				v = uint64(f.ByteOrder.Uint32(data[8+2*ptr:]))
+	inText := func(v uint64) bool {
+		for _, s := range segs {
+			if s.exec && v >= s.vaddr && v-s.vaddr < s.filesz {
+				return true
 			}
-			for _, s := range segs {
-				if s.exec && v >= s.vaddr && v-s.vaddr < s.filesz {
-					return v
-				}
+		}
+		return false
+	}
+	ptr := uint64(data[7])
+	if ptr != 4 && ptr != 8 {
+		return 0
+	}
+	word := func(b []byte) uint64 {
+		if ptr == 8 {
+			return f.ByteOrder.Uint64(b)
+		}
+		return uint64(f.ByteOrder.Uint32(b))
+	}
+	// Go 1.18+ headers record textStart, but external linking and PIE
+	// leave it zero or to a dynamic relocation.
+	if (data[0] == 0xf0 || data[0] == 0xf1) && uint64(len(data)) >= 8+3*ptr {
+		if v := word(data[8+2*ptr:]); inText(v) {
+			return v
+		}
+	}
+	// The runtime's own copy, moduledata.text, is always right once
+	// relocated: read it from the file or from its dynamic relocation.
+	if md := moduledata(f, pcln, ptr, size); md != 0 {
+		const textField = 22 // pcHeader, 6 slices, ftab's 3 words, findfunctab, minpc, maxpc
+		at := md + textField*ptr
+		if b := readVaddr(f, at, ptr); b != nil {
+			if v := word(b); inText(v) {
+				return v
 			}
+		}
+		if _, v, ok := relativeReloc(f, size, func(off, _ uint64) bool { return off == at }); ok && inText(v) {
+			return v
 		}
 	}
 	if s := f.Section(".text"); s != nil {
 		return s.Addr
 	}
 	return 0
+}
+
+// moduledata finds runtime.firstmoduledata, whose first word points to the
+// pclntab: its own section since Go 1.26 (.go.module), else a pointer to
+// pcln in .noptrdata, or a relative relocation resolving to pcln (PIE).
+func moduledata(f *elf.File, pcln, ptr uint64, size int64) uint64 {
+	if s := f.Section(".go.module"); s != nil && s.Type != elf.SHT_NOBITS {
+		return s.Addr
+	}
+	if s := f.Section(".noptrdata"); s != nil && s.Type != elf.SHT_NOBITS && int64(s.Size) <= size {
+		if data, err := s.Data(); err == nil {
+			for i := uint64(0); i+ptr <= uint64(len(data)); i += ptr {
+				var v uint64
+				if ptr == 8 {
+					v = f.ByteOrder.Uint64(data[i:])
+				} else {
+					v = uint64(f.ByteOrder.Uint32(data[i:]))
+				}
+				if v == pcln {
+					return s.Addr + i
+				}
+			}
+		}
+	}
+	if off, _, ok := relativeReloc(f, size, func(_, addend uint64) bool { return addend == pcln }); ok {
+		return off
+	}
+	return 0
+}
+
+// relativeReloc returns the first R_*_RELATIVE relocation in a SHT_RELA
+// section for which match(r_offset, r_addend) holds. Such a relocation
+// stores addend+bias at r_offset: the addend is the link-time value of a
+// pointer the file itself leaves blank.
+func relativeReloc(f *elf.File, size int64, match func(off, addend uint64) bool) (off, addend uint64, ok bool) {
+	if f.Class != elf.ELFCLASS64 {
+		return 0, 0, false
+	}
+	var relative uint32
+	switch f.Machine {
+	case elf.EM_X86_64:
+		relative = uint32(elf.R_X86_64_RELATIVE)
+	case elf.EM_AARCH64:
+		relative = uint32(elf.R_AARCH64_RELATIVE)
+	default:
+		return 0, 0, false
+	}
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_RELA || int64(s.Size) > size {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for i := 0; i+24 <= len(data); i += 24 {
+			off := f.ByteOrder.Uint64(data[i:])
+			info := f.ByteOrder.Uint64(data[i+8:])
+			addend := f.ByteOrder.Uint64(data[i+16:])
+			if uint32(info) == relative && match(off, addend) {
+				return off, addend, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // readVaddr reads n bytes at virtual address vaddr of f.

@@ -131,7 +131,9 @@ func latencyLeaf(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 // latencyOutside is the work done without the lock, so that threads arrive
@@ -146,5 +148,7 @@ func latencyOutside(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }

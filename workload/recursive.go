@@ -97,7 +97,9 @@ func recursiveDeep(level, size int, c *recursiveCounts) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 	if level > 1 {
 		recursiveDeep(level-1, size, c)
 		c.deepSelf++
@@ -118,7 +120,9 @@ func recursiveBottom(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 // recursiveWide is one node of the wide tree: inner nodes only recurse, so
@@ -150,7 +154,9 @@ func wideLeaf0(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -162,7 +168,9 @@ func wideLeaf1(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -174,7 +182,9 @@ func wideLeaf2(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -186,7 +196,9 @@ func wideLeaf3(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -198,7 +210,9 @@ func wideLeaf4(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -210,7 +224,9 @@ func wideLeaf5(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -222,7 +238,9 @@ func wideLeaf6(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }
 
 //go:noinline
@@ -234,5 +252,7 @@ func wideLeaf7(n int) {
 		x ^= x >> 27
 		x *= mixMul
 	}
-	sink.Store(x)
+	var frame [2]uint64 // gives the function a stack frame: see work.go
+	frame[x&1] = x
+	sink.Store(frame[0] ^ frame[1])
 }

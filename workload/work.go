@@ -8,6 +8,13 @@ import "sync/atomic"
 // to the work itself.
 var sink atomic.Uint64
 
+// Every work function stores its result through a small local array. That
+// gives it a stack frame, so the compiler emits the frame-pointer prologue:
+// Go leaves functions with no frame without one, and a frame-pointer unwind
+// sampled inside such a leaf skips its caller, losing the very call site the
+// workloads exist to tell apart. (Recovering the caller of frameless leaves
+// in the unwinder is a separate job; the workloads should not depend on it.)
+
 // Every work function runs the same xorshift64* step in its own loop body
 // instead of calling a shared helper: a helper would either be a call (an
 // extra edge in the profile) or inlined (an inlined frame the profile would

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestPerfAgreement runs bench/perf_agree.sh: cctop and Linux perf sample
+// the same Python workload at 999 Hz, and their flat self-time
+// distributions must overlap by at least 95%.
+func TestPerfAgreement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Python workload three times (about 20 s)")
+	}
+	skipIfNoPerf(t)
+	for _, tool := range []string{"perf", "python3", "awk"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	if err := exec.Command("perf", "record", "-q", "--all-user", "-o", "/dev/null", "true").Run(); err != nil {
+		t.Skipf("perf record does not work here: %v", err)
+	}
+	cmd := exec.Command("bash", "bench/perf_agree.sh")
+	cmd.Env = append(cmd.Environ(), "CCTOP="+cctopBin, "OUT="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("perf_agree.sh: %v", err)
+	}
+	get := func(re string) float64 {
+		m := regexp.MustCompile(re).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("no %q in output", re)
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		return v
+	}
+	ref := get(`overlap perf/perf: ([0-9.]+)%`)
+	got := get(`overlap cctop/perf: ([0-9.]+)%`)
+	if got < 95 {
+		t.Errorf("cctop/perf overlap %.2f%% < 95%% (perf/perf in the same run: %.2f%%)", got, ref)
+	}
+}

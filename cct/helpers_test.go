@@ -73,7 +73,9 @@ func dump(t *Tree) string {
 			}
 			sb.WriteString("];")
 		}
-		fmt.Fprintf(&sb, " self=%v total=%v threads=%v", n.Self, n.Total, t.Threads(NodeID(id)))
+		// A thread entry that sums to zero carries nothing, and files do not keep it.
+		thr := slices.DeleteFunc(t.Threads(NodeID(id)), func(ts ThreadSelf) bool { return ts.Self.IsZero() })
+		fmt.Fprintf(&sb, " self=%v total=%v threads=%v", n.Self, n.Total, thr)
 		lines = append(lines, sb.String())
 	}
 	slices.Sort(lines)

@@ -1,7 +1,7 @@
 package cct
 
 // Metrics are the values summed into a context. Every field is one value column of a pprof
-// profile (see columns.go), so a new metric is a new field here, a line in add, and a column.
+// profile (see columns.go), so a new metric is a new field here, a line in Add, and a column.
 type Metrics struct {
 	Samples int64 // number of samples
 	Time    int64 // sum of sample periods (ns for clocks, events for counters)

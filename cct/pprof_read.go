@@ -74,6 +74,8 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 			stack = append(stack, r.locationFrames(l)...)
 			if len(stack) > maxDepth {
 				stack = append(stack[:maxDepth-1], Frame{Func: t.Intern(Func{Name: truncatedName})})
+				// The frame below was cut off from the one it was inlined into.
+				stack[maxDepth-2].Inlined = false
 				break
 			}
 		}

@@ -1,6 +1,7 @@
 package cct
 
 import (
+	"compress/gzip"
 	"encoding/binary"
 	"io"
 
@@ -16,7 +17,16 @@ const (
 
 // WriteProfile writes t as a gzipped profile.proto (see Profile).
 func (t *Tree) WriteProfile(w io.Writer, m Meta) error {
-	return t.Profile(m).Write(w)
+	// profile.Write compresses at the default level, which costs more than building the
+	// profile; runtime/pprof uses BestSpeed too.
+	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	if err := t.Profile(m).WriteUncompressed(zw); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 // Profile converts t to a pprof profile: one sample per (context, thread) with non-zero
@@ -47,6 +57,11 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 		funcs:    make([]*profile.Function, len(t.funcs)),
 		mappings: make(map[string]*profile.Mapping),
 		locs:     make(map[string]*profile.Location),
+	}
+	// pprof takes the first mapping for the main binary (it names the profile after it):
+	// that is the module of the outermost frames, not that of the first leaf written.
+	for _, c := range t.Children(0) {
+		b.mapping(t.funcs[t.nodes[c].Func].Module)
 	}
 	for id := range t.nodes {
 		if t.nodes[id].firstThread < 0 {

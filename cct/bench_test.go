@@ -1,0 +1,57 @@
+package cct
+
+import (
+	"fmt"
+	"io"
+	"math/rand"
+	"testing"
+)
+
+// benchStacks makes n distinct stacks of depth 20-40 over 200 functions, with call sites,
+// roughly what a busy program gives.
+func benchStacks(tr *Tree, n int) [][]Frame {
+	rng := rand.New(rand.NewSource(1))
+	funcs := make([]FuncID, 200)
+	for i := range funcs {
+		funcs[i] = tr.Intern(Func{Name: fmt.Sprintf("github.com/x/y/pkg.F%d", i), Module: "/bin/app", File: "f.go"})
+	}
+	stacks := make([][]Frame, n)
+	for i := range stacks {
+		d := 20 + rng.Intn(21)
+		s := make([]Frame, d)
+		for j := range s {
+			s[j] = Frame{Func: funcs[rng.Intn(len(funcs))], Addr: uint64(0x1000 + rng.Intn(64)*8), Line: 10 + j}
+		}
+		stacks[i] = s
+	}
+	return stacks
+}
+
+// BenchmarkAdd adds samples to contexts that already exist: the steady state of a live
+// profile. It must not allocate.
+func BenchmarkAdd(b *testing.B) {
+	tr := New()
+	stacks := benchStacks(tr, 1000)
+	for i, s := range stacks {
+		tr.Add(s, uint32(i%8), Metrics{1, 1000})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		tr.Add(stacks[i%len(stacks)], uint32(i%len(stacks)%8), Metrics{1, 1000})
+	}
+}
+
+func BenchmarkWriteProfile(b *testing.B) {
+	tr := New()
+	for i, s := range benchStacks(tr, 5000) {
+		tr.Add(s, uint32(i%8), Metrics{1, 1000})
+	}
+	meta := Meta{Threads: map[uint32]Thread{1: {TID: 1, Name: "t1"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tr.WriteProfile(io.Discard, meta); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

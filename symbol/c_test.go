@@ -114,11 +114,11 @@ func TestLibc(t *testing.T) {
 	id := buildID(f)
 	dyn, _ := f.DynamicSymbols()
 	f.Close()
-	h := hex.EncodeToString(id)
-	dbg := filepath.Join("/usr/lib/debug/.build-id", h[:2], h[2:]+".debug")
 	if len(id) < 2 {
 		t.Skip("libc has no build id")
 	}
+	h := hex.EncodeToString(id)
+	dbg := filepath.Join("/usr/lib/debug/.build-id", h[:2], h[2:]+".debug")
 	if _, err := os.Stat(dbg); err != nil {
 		t.Skipf("no debug file for libc (%s): install libc6-dbg", dbg)
 	}

@@ -25,11 +25,13 @@ func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) (g *
 		return nil
 	}
 	text := goTextStart(f, syms, segs, data, pcln, size)
-	// debug/gosym decodes the table with unchecked slicing and recovers
-	// from most of its own panics, but not all (NewTable's walk and
-	// go12MapFiles index the table as given). A corrupt table must cost us
-	// the Go names, not the profiler, and validating the format ourselves
-	// would duplicate gosym. So this recover is the last line of defence.
+	// debug/gosym decodes the table with unchecked slicing and relies on
+	// each of its entry points recovering from the resulting panics. That
+	// is an implementation detail of the Go release we build with, not a
+	// documented guarantee; one path that misses it would let a corrupt
+	// binary on the traced machine crash the profiler. Validating the
+	// format ourselves would duplicate gosym, so this recover is the last
+	// line of defence, and costs only the Go names.
 	defer func() {
 		if recover() != nil {
 			g = nil
@@ -43,8 +45,9 @@ func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) (g *
 }
 
 func (g *goTable) frames(addr uint64, dst []Frame) (out []Frame, ok bool) {
-	// See newGoTable: decoding pc-value tables of a corrupt pclntab can
-	// still panic inside gosym. Only cache misses get here.
+	// See newGoTable: pc-value decoding in gosym panics on corrupt tables
+	// and is only safe as long as gosym catches that itself. Only cache
+	// misses get here, so the deferred call costs nothing in steady state.
 	defer func() {
 		if recover() != nil {
 			out, ok = dst, false
@@ -202,8 +205,9 @@ func goTextStart(f *elf.File, syms []elf.Symbol, segs []segment, data []byte, pc
 }
 
 // moduledata finds runtime.firstmoduledata, whose first word points to the
-// pclntab: its own section since Go 1.26 (.go.module), else a pointer to
-// pcln in .noptrdata, or a relative relocation resolving to pcln (PIE).
+// pclntab: the .go.module section of recent linkers (Go 1.26 has it), else
+// the word equal to pcln in .noptrdata, else the relative relocation that
+// resolves to pcln (PIE, where the file leaves the word blank).
 func moduledata(f *elf.File, pcln, ptr uint64, size int64) uint64 {
 	if s := f.Section(".go.module"); s != nil && s.Type != elf.SHT_NOBITS {
 		return s.Addr

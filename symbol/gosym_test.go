@@ -80,6 +80,16 @@ func TestGoBinaries(t *testing.T) {
 					t.Errorf("Lookup(main.work+%d) = %+v, want line %d", d, f, want)
 				}
 			}
+			// The uprobe offset of main.work is where the running process
+			// has it mapped from.
+			for _, m := range r.Mappings(tg.pid) {
+				if m.Start <= pc && pc < m.Limit {
+					want := pc - m.Start + m.Offset
+					if got, err := FuncOffset(bin, "main.work"); err != nil || got != want {
+						t.Errorf("FuncOffset(main.work) = %#x, %v; want %#x", got, err, want)
+					}
+				}
+			}
 			if syms, _ := elfOpenSymbols(bin); len(syms) > 0 {
 				if want := elfSymbol(t, bin, "main.work"); lookup1(r, tg.pid, pc).Addr != want {
 					t.Errorf("Addr %#x, want %#x", lookup1(r, tg.pid, pc).Addr, want)

@@ -12,7 +12,7 @@
 # prints: "overlap perf/perf: X%" and "overlap cctop/perf: Y%" (mean of both perf runs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-rounds=${1:-6000}
+rounds=${1:-10000}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 if [ -z "${CCTOP:-}" ]; then
@@ -20,6 +20,9 @@ if [ -z "${CCTOP:-}" ]; then
 	(cd "$here/.." && go build -o "$CCTOP" .)
 fi
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 2; }
+# A fixed hash seed: with random seeds, dict layouts (and so the time spent
+# in dict internals) differ from run to run by more than the tools do.
+export PYTHONHASHSEED=0
 py=${PYTHON:-python3}
 # Resolve shims (pyenv) to the real interpreter, so neither tool samples a
 # wrapper script.

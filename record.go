@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"syscall"
 	"time"
 
@@ -197,7 +196,6 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	total := b.tree.Total()
 	if len(flat) > 0 && total.Time > 0 {
 		fmt.Fprintf(w, "%8s %8s  %s\n", "self%", "total%", "function (top 10 by self time)")
-		sort.SliceStable(flat, func(i, j int) bool { return flat[i].Self.Time > flat[j].Self.Time })
 		for i, f := range flat {
 			if i == 10 || f.Self.Time == 0 {
 				break

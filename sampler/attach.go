@@ -19,12 +19,12 @@ import (
 func (s *Session) attach() error {
 	pid := s.cfg.PID
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-		return fmt.Errorf("no such process: %d", pid)
+		return &noProcessError{pid}
 	}
 	s.pid = pid
 	if err := s.watchExit(pid); err != nil {
 		if errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("no such process: %d", pid)
+			return &noProcessError{pid}
 		}
 		return err
 	}
@@ -38,7 +38,7 @@ func (s *Session) attach() error {
 		}
 	}
 	if len(s.tidFDs) == 0 {
-		return fmt.Errorf("no such process: %d", pid)
+		return &noProcessError{pid}
 	}
 	return nil
 }
@@ -51,14 +51,15 @@ func (s *Session) scanThreads() (added int, err error) {
 		if len(s.tidFDs) > 0 {
 			return 0, nil // the process is exiting
 		}
-		return 0, fmt.Errorf("no such process: %d", s.pid)
+		return 0, &noProcessError{s.pid}
 	}
 	for _, tid := range tids {
 		if _, ok := s.tidFDs[tid]; ok {
 			continue
 		}
 		if err := s.openWithFallbacks(tid); err != nil {
-			if strings.HasPrefix(err.Error(), "no such process") {
+			var gone *noProcessError
+			if errors.As(err, &gone) {
 				continue // exited while we looked
 			}
 			return added, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type Session struct {
 	cpus     []int
 	rings    map[int]*ring // by CPU
 	ringFD   map[int]int   // by CPU: the event whose ring the others write into
+	owners   map[int]bool  // the fds in ringFD
 	tidFDs   map[int][]int // by thread: its events (leaders and members)
 	ids      map[uint64]int
 	epfd     int
@@ -75,7 +77,7 @@ func Open(cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		cfg: cfg, cpus: cpus, epfd: -1, pidfd: -1,
-		rings: map[int]*ring{}, ringFD: map[int]int{}, tidFDs: map[int][]int{},
+		rings: map[int]*ring{}, ringFD: map[int]int{}, owners: map[int]bool{}, tidFDs: map[int][]int{},
 		ids: map[uint64]int{}, alive: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly
@@ -133,6 +135,15 @@ func (s *Session) PID() int { return s.pid }
 // Notes are things the user should know about how sampling was set up
 // (fallbacks taken, kernel frames excluded).
 func (s *Session) Notes() []string { return s.notes }
+
+// note records something the user should know, once, and at most a
+// screenful of them: a target churning threads must not grow this forever.
+func (s *Session) note(msg string) {
+	if len(s.notes) >= 20 || slices.Contains(s.notes, msg) {
+		return
+	}
+	s.notes = append(s.notes, msg)
+}
 
 // KernelFrames reports whether kernel frames are sampled.
 func (s *Session) KernelFrames() bool { return !s.excludeK }
@@ -224,6 +235,7 @@ func (s *Session) openThread(tid int) error {
 		}
 		s.rings[cpu] = r
 		s.ringFD[cpu] = fd
+		s.owners[fd] = true
 	}
 	s.tidFDs[tid] = fds
 	return nil
@@ -245,13 +257,9 @@ func (s *Session) closeThread(tid int) {
 	if !ok {
 		return
 	}
-	owners := map[int]bool{}
-	for _, fd := range s.ringFD {
-		owners[fd] = true
-	}
 	keep := fds[:0]
 	for _, fd := range fds {
-		if owners[fd] {
+		if s.owners[fd] {
 			keep = append(keep, fd)
 			continue
 		}
@@ -280,7 +288,7 @@ func (s *Session) openErr(err error, tid int) error {
 	case unix.EACCES, unix.EPERM:
 		return fmt.Errorf("perf_event_open: permission denied (kernel.perf_event_paranoid=%s): run as root, grant CAP_PERFMON, or `sysctl kernel.perf_event_paranoid=2` and profile your own processes", paranoid())
 	case unix.ESRCH:
-		return fmt.Errorf("no such process: %d", tid)
+		return &noProcessError{tid}
 	case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV:
 		if s.cfg.Leader.Hardware {
 			return fmt.Errorf("event %s is not supported here: this machine has no hardware PMU (a VM without PMU passthrough?); use -e cpu-clock", s.cfg.Leader.Name)
@@ -304,7 +312,7 @@ func (s *Session) openWithFallbacks(tid int) error {
 		s.excludeK = true
 		s.buildAttr()
 		if err2 := s.openThread(tid); err2 == nil {
-			s.notes = append(s.notes, fmt.Sprintf("kernel frames excluded: perf_event_paranoid=%s allows user space only (root or CAP_PERFMON would add them)", paranoid()))
+			s.note(fmt.Sprintf("kernel frames excluded: perf_event_paranoid=%s allows user space only (root or CAP_PERFMON would add them)", paranoid()))
 			return nil
 		}
 	}
@@ -312,7 +320,7 @@ func (s *Session) openWithFallbacks(tid int) error {
 		s.cfg.Follow = true
 		s.buildAttr()
 		if err2 := s.openThread(tid); err2 == nil {
-			s.notes = append(s.notes, "this kernel refuses inherited events with per-sample counter reads (needs 6.12+): following threads one by one")
+			s.note("this kernel refuses inherited events with per-sample counter reads (needs 6.12+): following threads one by one")
 			return nil
 		}
 	}
@@ -413,7 +421,7 @@ func (s *Session) account(r *Record) {
 		}
 		if s.cfg.Follow && int(r.PID) == s.pid {
 			if err := s.openThread(int(r.TID)); err != nil && !errors.Is(err, unix.ESRCH) {
-				s.notes = append(s.notes, fmt.Sprintf("thread %d not sampled: %v", r.TID, err))
+				s.note(fmt.Sprintf("thread %d not sampled: %v", r.TID, err))
 			}
 		}
 	case KindExit:
@@ -532,3 +540,8 @@ func paranoid() string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// noProcessError: the thread or process is gone (or never was).
+type noProcessError struct{ id int }
+
+func (e *noProcessError) Error() string { return fmt.Sprintf("no such process: %d", e.id) }

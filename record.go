@@ -185,9 +185,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	}
 	if len(cfg.Argv) > 0 {
 		if code, sig := sess.ExitCode(); sig != "" {
-			fmt.Fprintf(w, "cctop: %s was killed by %s\n", cfg.Argv[0], sig)
+			fmt.Fprintf(w, "cctop: %s was killed by %s\n", filepath.Base(cfg.Argv[0]), sig)
 		} else if code >= 0 {
-			fmt.Fprintf(w, "cctop: %s exited with status %d\n", cfg.Argv[0], code)
+			fmt.Fprintf(w, "cctop: %s exited with status %d\n", filepath.Base(cfg.Argv[0]), code)
 		}
 	} else if sess.Exited() {
 		fmt.Fprintf(w, "cctop: process %d exited\n", cfg.PID)

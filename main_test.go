@@ -91,6 +91,13 @@ func TestCLIErrors(t *testing.T) {
 			t.Errorf("cctop %s: error is not one line:\n%s", strings.Join(c.args, " "), stderr)
 		}
 	}
+	cycles, _ := sampler.ParseEvent("cycles")
+	if sampler.ProbeEvent(cycles, true) != nil {
+		_, stderr, code := runCctop(t, dir, "record", "-e", "cycles", "--", "true")
+		if code != 1 || !strings.Contains(stderr, "no hardware PMU") || !strings.Contains(stderr, "-e cpu-clock") {
+			t.Errorf("record -e cycles without a PMU: exit %d, %q", code, stderr)
+		}
+	}
 	if _, _, code := runCctop(t, dir, "help"); code != 0 {
 		t.Errorf("help exits %d", code)
 	}

@@ -24,6 +24,9 @@ type Config struct {
 	UserOnly bool
 	// Members are counted alongside the leader and read on every sample.
 	Members []EventSpec
+	// Extra are further sampling groups, each with its own leader: the
+	// calls and exact triggers sample on one uprobe per function.
+	Extra []Group
 	// RingPages is the size of each per-CPU ring in pages (power of two).
 	RingPages int
 	// Follow tracks threads by opening events for each new thread instead of
@@ -42,4 +45,18 @@ type Stats struct {
 	Corrupt    uint64 // ring batches dropped at a malformed header
 	Threads    int    // threads seen alive
 	ThreadsNew uint64 // threads created since start
+}
+
+// Group is one event group: a sampling leader and the counters read with it
+// on every sample.
+type Group struct {
+	Leader  EventSpec
+	Freq    uint64 // used when Period is 0
+	Period  uint64
+	Members []EventSpec
+}
+
+// groups is the primary group followed by the extra ones.
+func (c *Config) groups() []Group {
+	return append([]Group{{Leader: c.Leader, Freq: c.Freq, Period: c.Period, Members: c.Members}}, c.Extra...)
 }

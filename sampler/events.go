@@ -21,6 +21,12 @@ type EventSpec struct {
 	Config2 uint64
 	// Hardware is true for events that need a PMU.
 	Hardware bool
+	// UprobePath, when set, makes this a uprobe PMU event on the
+	// instruction at file offset UprobeOffset of that ELF file (a
+	// function's entry). Entry probes only: return probes corrupt Go
+	// stacks.
+	UprobePath   string
+	UprobeOffset uint64
 }
 
 var namedEvents = map[string]EventSpec{

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Record types of the perf ring (include/uapi/linux/perf_event.h).
@@ -32,6 +33,8 @@ const (
 	sampleCPU        = 1 << 7
 	samplePeriod     = 1 << 8
 	sampleStreamID   = 1 << 9
+	sampleRegsUser   = 1 << 12
+	sampleStackUser  = 1 << 13
 	sampleIdentifier = 1 << 16
 )
 
@@ -152,6 +155,11 @@ type Format struct {
 	SampleType  uint64
 	ReadFormat  uint64
 	SampleIDAll bool
+	RegsUser    uint64 // sample_regs_user mask
+	// EntryProbe: samples come from a probe at a function's entry, where
+	// the caller's return address is the word at SP (STACK_USER's first 8
+	// bytes) and a frame-pointer walk does not see it.
+	EntryProbe bool
 }
 
 var errShort = errors.New("record truncated")
@@ -160,12 +168,23 @@ var errShort = errors.New("record truncated")
 // Values reuse its buffers.
 type decoder struct {
 	format Format
+	byID   map[uint64]*Format // sample formats of groups that differ from format
+	cur    *Format            // the format of the sample being decoded
 	chain  []uint64
 	values []Value
 }
 
 func newDecoder(f Format) *decoder {
 	return &decoder{format: f, chain: make([]uint64, 0, 256), values: make([]Value, 0, 8)}
+}
+
+// setFormat says that samples carrying identifier id have format f. Every
+// format must share the sample_id layout of the decoder's own.
+func (d *decoder) setFormat(id uint64, f *Format) {
+	if d.byID == nil {
+		d.byID = map[uint64]*Format{}
+	}
+	d.byID[id] = f
 }
 
 // cursor reads native-endian fields from a record body, remembering whether
@@ -366,9 +385,14 @@ func (d *decoder) sampleID(c *cursor, r *Record) {
 }
 
 func (d *decoder) sample(c *cursor, r *Record) {
+	d.cur = &d.format
 	st := d.format.SampleType
 	if st&sampleIdentifier != 0 {
 		r.ID = c.u64()
+		if f, ok := d.byID[r.ID]; ok {
+			d.cur = f
+			st = f.SampleType
+		}
 	}
 	if st&sampleIP != 0 {
 		r.IP = c.u64()
@@ -410,10 +434,59 @@ func (d *decoder) sample(c *cursor, r *Record) {
 		}
 		r.Chain = d.chain
 	}
+	if st&sampleRegsUser != 0 {
+		if abi := c.u64(); abi != 0 {
+			n := bits.OnesCount64(d.cur.RegsUser)
+			if n > len(c.b)/8 {
+				c.bad = true
+				return
+			}
+			for i := 0; i < n; i++ {
+				c.u64()
+			}
+		}
+	}
+	if st&sampleStackUser != 0 {
+		size := c.u64()
+		if size > uint64(len(c.b)) {
+			c.bad = true
+			return
+		}
+		stack := c.bytes(int(size))
+		if size != 0 {
+			dyn := c.u64()
+			if dyn < size {
+				stack = stack[:dyn]
+			}
+		}
+		if d.cur.EntryProbe && len(stack) >= 8 {
+			d.insertCaller(r, binary.NativeEndian.Uint64(stack))
+		}
+	}
+}
+
+// insertCaller puts ret, the return address found at SP on a function's
+// entry, after the first user frame, unless the kernel's unwinder already
+// did (it does for entries that start with push %rbp or endbr64).
+func (d *decoder) insertCaller(r *Record, ret uint64) {
+	for i, pc := range d.chain {
+		if pc != contextUser {
+			continue
+		}
+		first := i + 1
+		if first >= len(d.chain) || (first+1 < len(d.chain) && d.chain[first+1] == ret) {
+			return
+		}
+		d.chain = append(d.chain, 0)
+		copy(d.chain[first+2:], d.chain[first+1:])
+		d.chain[first+1] = ret
+		r.Chain = d.chain
+		return
+	}
 }
 
 func (d *decoder) read(c *cursor, r *Record) {
-	rf := d.format.ReadFormat
+	rf := d.cur.ReadFormat
 	d.values = d.values[:0]
 	if rf&readGroup != 0 {
 		n := c.u64()

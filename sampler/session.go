@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,14 +21,13 @@ import (
 // per (thread, CPU), and the target's lifecycle.
 type Session struct {
 	cfg      Config
-	attr     unix.PerfEventAttr
-	format   Format
 	cpus     []int
 	rings    map[int]*ring // by CPU
 	ringFD   map[int]int   // by CPU: the event whose ring the others write into
 	owners   map[int]bool  // the fds in ringFD
 	tidFDs   map[int][]int // by thread: its events (leaders and members)
-	ids      map[uint64]int
+	ids      map[uint64]EventRef
+	groups   []groupAttrs
 	epfd     int
 	pidfd    int
 	pid      int
@@ -78,10 +76,12 @@ func Open(cfg Config) (*Session, error) {
 	s := &Session{
 		cfg: cfg, cpus: cpus, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, owners: map[int]bool{}, tidFDs: map[int][]int{},
-		ids: map[uint64]int{}, alive: map[int]bool{},
+		ids: map[uint64]EventRef{}, alive: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly
-	s.buildAttr()
+	if err := s.buildAttrs(); err != nil {
+		return nil, err
+	}
 	if s.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
@@ -97,36 +97,94 @@ func Open(cfg Config) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) buildAttr() {
-	a := unix.PerfEventAttr{
-		Type:        s.cfg.Leader.Type,
-		Config:      s.cfg.Leader.Config,
-		Ext1:        s.cfg.Leader.Config1,
-		Ext2:        s.cfg.Leader.Config2,
-		Size:        uint32(unsafeSizeofAttr),
-		Sample_type: sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRead | sampleCallchain,
-		Read_format: readGroup | readID | readTotalTimeEnabled | readTotalTimeRunning,
-		Bits: unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitMmap2 |
-			unix.PerfBitCommExec | unix.PerfBitSampleIDAll | unix.PerfBitWatermark | unix.PerfBitExcludeHv,
+// groupAttrs is one group's attrs, ready for perf_event_open.
+type groupAttrs struct {
+	name    string
+	leader  unix.PerfEventAttr
+	members []unix.PerfEventAttr
+	names   []string
+	format  Format
+	entry   bool     // the leader is a uprobe at a function's entry
+	paths   [][]byte // uprobe paths: config1 points into them
+}
+
+// buildAttrs turns the configured groups into attrs. Only the first group
+// asks for sideband records (mmap, comm, task): one copy of each is enough.
+func (s *Session) buildAttrs() error {
+	s.groups = s.groups[:0]
+	for gi, g := range s.cfg.groups() {
+		var ga groupAttrs
+		ga.name = g.Leader.Name
+		a := unix.PerfEventAttr{
+			Size:        uint32(unsafeSizeofAttr),
+			Sample_type: sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRead | sampleCallchain,
+			Read_format: readGroup | readID | readTotalTimeEnabled | readTotalTimeRunning,
+			Bits:        unix.PerfBitSampleIDAll | unix.PerfBitWatermark | unix.PerfBitExcludeHv,
+		}
+		if gi == 0 {
+			a.Bits |= unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitMmap2 | unix.PerfBitCommExec
+		}
+		if err := s.setEvent(&a, g.Leader, &ga); err != nil {
+			return err
+		}
+		if g.Leader.UprobePath != "" {
+			// At a function's entry the caller's frame pointer is still in
+			// BP, so a frame-pointer walk skips the caller; its return
+			// address is the word at SP. Sample SP and that word.
+			a.Sample_type |= sampleRegsUser | sampleStackUser
+			a.Sample_regs_user = entryRegsMask
+			a.Sample_stack_user = 8
+			ga.entry = true
+		}
+		if !s.cfg.Follow {
+			a.Bits |= unix.PerfBitInherit
+		}
+		if s.excludeK {
+			a.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
+		}
+		if g.Period > 0 {
+			a.Sample = g.Period
+		} else {
+			a.Sample = g.Freq
+			a.Bits |= unix.PerfBitFreq
+		}
+		// Wake the reader when a quarter of the ring is full; the poll
+		// timeout bounds latency at low rates.
+		a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / 4)
+		ga.leader = a
+		ga.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
+			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry}
+		for _, m := range g.Members {
+			ma := unix.PerfEventAttr{Size: a.Size, Read_format: a.Read_format,
+				Bits: a.Bits & (unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv)}
+			if err := s.setEvent(&ma, m, &ga); err != nil {
+				return err
+			}
+			ga.members = append(ga.members, ma)
+			ga.names = append(ga.names, m.Name)
+		}
+		s.groups = append(s.groups, ga)
 	}
-	if !s.cfg.Follow {
-		a.Bits |= unix.PerfBitInherit
+	// All groups share the sample_id layout, so sideband records decode
+	// with the first group's format whatever event wrote them.
+	s.decoder = newDecoder(s.groups[0].format)
+	return nil
+}
+
+// setEvent fills the event-selecting fields of a for spec.
+func (s *Session) setEvent(a *unix.PerfEventAttr, spec EventSpec, ga *groupAttrs) error {
+	if spec.UprobePath == "" {
+		a.Type, a.Config, a.Ext1, a.Ext2 = spec.Type, spec.Config, spec.Config1, spec.Config2
+		return nil
 	}
-	if s.excludeK {
-		a.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
+	typ, err := UprobeType()
+	if err != nil {
+		return err
 	}
-	if s.cfg.Period > 0 {
-		a.Sample = s.cfg.Period
-	} else {
-		a.Sample = s.cfg.Freq
-		a.Bits |= unix.PerfBitFreq
-	}
-	// Wake the reader when a quarter of the ring is full; the poll timeout
-	// bounds latency at low rates.
-	a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / 4)
-	s.attr = a
-	s.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true}
-	s.decoder = newDecoder(s.format)
+	path := append([]byte(spec.UprobePath), 0)
+	ga.paths = append(ga.paths, path) // Go's heap does not move: the pointer stays valid
+	uprobeAttr(a, typ, path, spec.UprobeOffset)
+	return nil
 }
 
 // PID is the target process.
@@ -152,13 +210,15 @@ func (s *Session) KernelFrames() bool { return !s.excludeK }
 // them rather than by inheritance.
 func (s *Session) Followed() bool { return s.cfg.Follow }
 
-// MemberIndex maps a group-read value ID to its event: 0 for the leader,
-// i+1 for cfg.Members[i], -1 if unknown.
-func (s *Session) MemberIndex(id uint64) int {
-	if i, ok := s.ids[id]; ok {
-		return i
-	}
-	return -1
+// EventRef names one opened event: its group (0 the primary group, i+1
+// Config.Extra[i]) and its place in the group (0 the leader, i+1 Members[i]).
+type EventRef struct{ Group, Member int }
+
+// Event maps an event ID (a sample's ID, or a group-read value's ID) to
+// the event it belongs to.
+func (s *Session) Event(id uint64) (EventRef, bool) {
+	r, ok := s.ids[id]
+	return r, ok
 }
 
 // Stats returns running totals.
@@ -190,63 +250,65 @@ func (s *Session) openThread(tid int) error {
 		return nil
 	}
 	var fds []int
+	fail := func(err error) error {
+		closeAll(fds)
+		return err
+	}
 	for _, cpu := range s.cpus {
-		attr := s.attr
-		fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if err != nil {
-			closeAll(fds)
-			return err
-		}
-		fds = append(fds, fd)
-		if err := s.recordID(fd, 0); err != nil {
-			closeAll(fds)
-			return err
-		}
-		for i, m := range s.cfg.Members {
-			ma := unix.PerfEventAttr{Type: m.Type, Config: m.Config, Ext1: m.Config1, Ext2: m.Config2,
-				Size: attr.Size, Read_format: attr.Read_format, Bits: attr.Bits &^ (unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitMmap2 | unix.PerfBitCommExec | unix.PerfBitFreq | unix.PerfBitWatermark)}
-			mfd, err := unix.PerfEventOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
+		for gi := range s.groups {
+			g := &s.groups[gi]
+			attr := g.leader
+			fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
-				closeAll(fds)
-				return fmt.Errorf("counter %s: %w", m.Name, err)
+				return fail(err)
 			}
-			fds = append(fds, mfd)
-			if err := s.recordID(mfd, i+1); err != nil {
-				closeAll(fds)
-				return err
+			fds = append(fds, fd)
+			if err := s.recordID(fd, gi, 0); err != nil {
+				return fail(err)
 			}
-		}
-		if owner, ok := s.ringFD[cpu]; ok {
-			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
-				closeAll(fds)
-				return fmt.Errorf("redirect ring output: %w", err)
+			for mi := range g.members {
+				ma := g.members[mi]
+				mfd, err := unix.PerfEventOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
+				if err != nil {
+					return fail(fmt.Errorf("counter %s: %w", g.names[mi], err))
+				}
+				fds = append(fds, mfd)
+				if err := s.recordID(mfd, gi, mi+1); err != nil {
+					return fail(err)
+				}
 			}
-			continue
+			if owner, ok := s.ringFD[cpu]; ok {
+				if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
+					return fail(fmt.Errorf("redirect ring output: %w", err))
+				}
+				continue
+			}
+			r, err := mmapRing(fd, s.cfg.RingPages)
+			if err != nil {
+				return fail(err)
+			}
+			if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+				r.close()
+				return fail(fmt.Errorf("epoll: %w", err))
+			}
+			s.rings[cpu] = r
+			s.ringFD[cpu] = fd
+			s.owners[fd] = true
 		}
-		r, err := mmapRing(fd, s.cfg.RingPages)
-		if err != nil {
-			closeAll(fds)
-			return err
-		}
-		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
-			r.close()
-			closeAll(fds)
-			return fmt.Errorf("epoll: %w", err)
-		}
-		s.rings[cpu] = r
-		s.ringFD[cpu] = fd
-		s.owners[fd] = true
 	}
 	s.tidFDs[tid] = fds
 	return nil
 }
 
-func (s *Session) recordID(fd, member int) error {
+func (s *Session) recordID(fd, group, member int) error {
 	var id uint64
 	if err := ioctlID(fd, &id); err != nil {
 		return fmt.Errorf("event id: %w", err)
 	}
-	s.ids[id] = member
+	s.ids[id] = EventRef{Group: group, Member: member}
+	if member == 0 {
+		s.decoder.setFormat(id, &s.groups[group].format)
+	}
 	return nil
 }
 
@@ -310,7 +372,7 @@ func (s *Session) openWithFallbacks(tid int) error {
 	}
 	if (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) && !s.excludeK {
 		s.excludeK = true
-		s.buildAttr()
+		s.buildAttrs()
 		if err2 := s.openThread(tid); err2 == nil {
 			s.note(fmt.Sprintf("kernel frames excluded: perf_event_paranoid=%s allows user space only (root or CAP_PERFMON would add them)", paranoid()))
 			return nil
@@ -318,7 +380,7 @@ func (s *Session) openWithFallbacks(tid int) error {
 	}
 	if errors.Is(err, unix.EINVAL) && !s.cfg.Follow {
 		s.cfg.Follow = true
-		s.buildAttr()
+		s.buildAttrs()
 		if err2 := s.openThread(tid); err2 == nil {
 			s.note("this kernel refuses inherited events with per-sample counter reads (needs 6.12+): following threads one by one")
 			return nil
@@ -495,42 +557,6 @@ func (s *Session) watchExit(pid int) error {
 	}
 	s.pidfd = fd
 	return unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
-}
-
-// onlineCPUs parses /sys/devices/system/cpu/online ("0-3,5").
-func onlineCPUs() ([]int, error) {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return nil, fmt.Errorf("list CPUs: %w", err)
-	}
-	return parseCPUList(strings.TrimSpace(string(b)))
-}
-
-func parseCPUList(s string) ([]int, error) {
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		if part == "" {
-			continue
-		}
-		lo, hi, found := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("bad CPU list %q", s)
-		}
-		b := a
-		if found {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("bad CPU list %q", s)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	if len(cpus) == 0 {
-		return nil, fmt.Errorf("bad CPU list %q", s)
-	}
-	return cpus, nil
 }
 
 func paranoid() string {

@@ -1,0 +1,167 @@
+//go:build linux
+
+package sampler
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/cctop/cctop/symbol"
+)
+
+// buildCalls compiles testdata/calls.c at -O1: gcc then gives leaf no frame
+// of its own, the case where the caller must come from the stack word.
+func buildCalls(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	bin := filepath.Join(t.TempDir(), "calls")
+	if out, err := exec.Command("gcc", "-O1", "-fno-omit-frame-pointer", "-o", bin, "../testdata/calls.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func skipIfNoUprobes(t *testing.T, bin string) {
+	t.Helper()
+	off, err := symbol.FuncOffset(bin, "leaf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenUprobeCounter(bin, off, 0)
+	if err != nil {
+		t.Skipf("uprobes not permitted here: %v", err)
+	}
+	c.Close()
+}
+
+func uprobeSpec(t *testing.T, bin, fn string) EventSpec {
+	t.Helper()
+	off, err := symbol.FuncOffset(bin, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return EventSpec{Name: "uprobe:" + fn, UprobePath: bin, UprobeOffset: off}
+}
+
+// TestUprobeMembers: uprobes counted in the clock's group arrive with every
+// sample, per thread, and add up to the program's true call counts.
+func TestUprobeMembers(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildCalls(t)
+	skipIfNoUprobes(t, bin)
+	s, err := Open(Config{
+		Argv:     []string{bin, "100", "2000", "300"},
+		UserOnly: true,
+		Members:  []EventSpec{uprobeSpec(t, bin, "leaf"), uprobeSpec(t, bin, "site_c")},
+		Stdout:   new(nopWriter),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var last [3]uint64
+	samples := 0
+	s.Run(context.Background(), func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind != KindSample {
+				continue
+			}
+			samples++
+			if len(r.Values) != 3 {
+				t.Fatalf("group read has %d values, want 3", len(r.Values))
+			}
+			for _, v := range r.Values {
+				ref, ok := s.Event(v.ID)
+				if !ok || ref.Group != 0 {
+					t.Fatalf("value id %d unknown", v.ID)
+				}
+				if v.Value < last[ref.Member] {
+					t.Fatalf("member %d went backwards: %d < %d", ref.Member, v.Value, last[ref.Member])
+				}
+				last[ref.Member] = v.Value
+			}
+		}
+	})
+	if samples < 50 {
+		t.Fatalf("%d samples", samples)
+	}
+	// 400,000 leaf calls (from both sites) and 100 site_c calls in all;
+	// the last sample saw nearly all of them (the tail after it is about a
+	// millisecond of work).
+	if last[1] > 400000 || last[1] < 395000 {
+		t.Errorf("leaf count at the last sample: %d, want just under 400000", last[1])
+	}
+	if last[2] > 100 || last[2] < 99 {
+		t.Errorf("site_c count at the last sample: %d, want 99 or 100", last[2])
+	}
+}
+
+// TestUprobeExact: uprobe leaders with period 1 record every call, and the
+// callchain names the caller even though the probe sits before the
+// callee's frame exists.
+func TestUprobeExact(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildCalls(t)
+	skipIfNoUprobes(t, bin)
+	leaf := uprobeSpec(t, bin, "leaf")
+	siteC := uprobeSpec(t, bin, "site_c")
+	siteD := uprobeSpec(t, bin, "site_d")
+	s, err := Open(Config{
+		Argv:      []string{bin, "20", "500", "50"},
+		UserOnly:  true,
+		Leader:    leaf,
+		Period:    1,
+		Extra:     []Group{{Leader: siteC, Period: 1}, {Leader: siteD, Period: 1}},
+		RingPages: 512,
+		Stdout:    new(nopWriter),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := symbol.NewResolver()
+	if err := res.LoadProc(s.PID()); err != nil {
+		t.Fatal(err)
+	}
+	edges := map[[2]string]int{}
+	s.Run(context.Background(), func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind == KindMmap {
+				res.AddMapping(int(r.PID), symbol.Mapping{Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename})
+			}
+			if r.Kind != KindSample {
+				continue
+			}
+			_, user := SplitChain(r.Chain)
+			if len(user) < 2 {
+				t.Fatalf("user chain %x too short", user)
+			}
+			callee := res.Lookup(int(r.PID), user[0], nil)[0].Func
+			caller := res.Lookup(int(r.PID), user[1]-1, nil)[0].Func
+			edges[[2]string{caller, callee}]++
+		}
+	})
+	if st := s.Stats(); st.Lost != 0 {
+		t.Fatalf("%d records lost", st.Lost)
+	}
+	want := map[[2]string]int{
+		{"main", "site_c"}: 20, {"main", "site_d"}: 20,
+		{"site_c", "leaf"}: 10000, {"site_d", "leaf"}: 10000,
+	}
+	for e, n := range want {
+		if edges[e] != n {
+			t.Errorf("edge %s -> %s: %d calls, want %d", e[0], e[1], edges[e], n)
+		}
+	}
+	if len(edges) != len(want) {
+		t.Errorf("edges %v, want only %v", edges, want)
+	}
+}
+
+type nopWriter struct{}
+
+func (*nopWriter) Write(p []byte) (int, error) { return len(p), nil }

@@ -33,19 +33,19 @@ func BenchmarkAdd(b *testing.B) {
 	tr := New()
 	stacks := benchStacks(tr, 1000)
 	for i, s := range stacks {
-		tr.Add(s, uint32(i%8), Metrics{1, 1000})
+		tr.Add(s, uint32(i%8), Metrics{Samples: 1, Time: 1000})
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		tr.Add(stacks[i%len(stacks)], uint32(i%len(stacks)%8), Metrics{1, 1000})
+		tr.Add(stacks[i%len(stacks)], uint32(i%len(stacks)%8), Metrics{Samples: 1, Time: 1000})
 	}
 }
 
 func BenchmarkWriteProfile(b *testing.B) {
 	tr := New()
 	for i, s := range benchStacks(tr, 5000) {
-		tr.Add(s, uint32(i%8), Metrics{1, 1000})
+		tr.Add(s, uint32(i%8), Metrics{Samples: 1, Time: 1000})
 	}
 	meta := Meta{Threads: map[uint32]Thread{1: {TID: 1, Name: "t1"}}}
 	b.ReportAllocs()

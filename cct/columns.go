@@ -12,14 +12,20 @@ type column struct {
 
 func samplesField(m *Metrics) *int64 { return &m.Samples }
 func timeField(m *Metrics) *int64    { return &m.Time }
+func callsField(m *Metrics) *int64   { return &m.Calls }
+func adjField(m *Metrics) *int64     { return &m.CallsAdj }
 
 // exportColumns is the design's column order: samples/count first, then the trigger's
 // metric (cpu/nanoseconds or cycles/count).
 func exportColumns(m Meta) []column {
-	return []column{
+	cols := []column{
 		{"samples", "count", samplesField},
 		{m.SampleType, m.Unit, timeField},
 	}
+	if m.Calls {
+		cols = append(cols, column{"calls", "count", callsField}, column{"calls_adjusted", "count", adjField})
+	}
+	return cols
 }
 
 // boundColumn is a Metrics field and the index of the file column it is read from.
@@ -79,6 +85,14 @@ func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *pr
 	if tm >= 0 {
 		cols = append(cols, boundColumn{tm, timeField})
 		timeType = types[tm]
+	}
+	for i, vt := range types {
+		switch {
+		case vt.Type == "calls" && vt.Unit == "count":
+			cols = append(cols, boundColumn{i, callsField})
+		case vt.Type == "calls_adjusted" && vt.Unit == "count":
+			cols = append(cols, boundColumn{i, adjField})
+		}
 	}
 	return cols, timeType
 }

@@ -17,6 +17,9 @@ type Meta struct {
 	TimeNanos, DurationNanos int64
 	Comments                 []string // parameters: trigger, event, period/frequency, alpha, counter source
 	Threads                  map[uint32]Thread
+	// Calls says the tree carries call estimates: the profile then has the
+	// calls/count and calls_adjusted/count columns.
+	Calls bool
 }
 
 // withDefaults fills what a file needs: a clock profile unless said otherwise.

@@ -5,12 +5,19 @@ package cct
 type Metrics struct {
 	Samples int64 // number of samples
 	Time    int64 // sum of sample periods (ns for clocks, events for counters)
+	// Calls is the estimated number of calls under the density weight,
+	// CallsAdj under the density and latency weight (design §4). They are
+	// derived from the sample log and set with AddSelf, not by Add.
+	Calls    int64
+	CallsAdj int64
 }
 
 // Add adds o to m.
 func (m *Metrics) Add(o Metrics) {
 	m.Samples += o.Samples
 	m.Time += o.Time
+	m.Calls += o.Calls
+	m.CallsAdj += o.CallsAdj
 }
 
 // IsZero reports whether every value of m is zero.

@@ -57,6 +57,11 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 	if p.PeriodType != nil {
 		meta.PeriodType = p.PeriodType.Type
 	}
+	for _, vt := range p.SampleType {
+		if vt.Type == "calls" || vt.Type == "calls_adjusted" {
+			meta.Calls = true
+		}
+	}
 
 	t := New()
 	r := reader{t: t, frames: make(map[*profile.Location][]Frame), funcs: make(map[readFuncKey]FuncID)}

@@ -153,6 +153,23 @@ func (t *Tree) child(parent NodeID, fn FuncID, callSite uint64, line int, inline
 	return id
 }
 
+// AddSelf adds m to the self of an existing context on thread tid, and to
+// the totals above it. The call estimates come this way: they are weights of
+// samples already in the tree.
+func (t *Tree) AddSelf(id NodeID, tid uint32, m Metrics) { t.addSelf(id, tid, m) }
+
+// ClearCalls zeroes the call estimates everywhere, before they are set again
+// under new weights.
+func (t *Tree) ClearCalls() {
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		n.Self.Calls, n.Self.CallsAdj, n.Total.Calls, n.Total.CallsAdj = 0, 0, 0, 0
+	}
+	for i := range t.threads {
+		t.threads[i].m.Calls, t.threads[i].m.CallsAdj = 0, 0
+	}
+}
+
 // addSelf adds m as self of id on thread tid, and to the totals of id and its ancestors.
 func (t *Tree) addSelf(id NodeID, tid uint32, m Metrics) {
 	t.nodes[id].Self.Add(m)

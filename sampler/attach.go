@@ -69,7 +69,9 @@ func (s *Session) scanThreads() (added int, err error) {
 			s.alive[tid] = true
 			s.stats.threads.Add(1)
 		}
-		s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(s.pid), TID: uint32(tid), Comm: readComm(s.pid, tid)})
+		if s.generation == 0 {
+			s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(s.pid), TID: uint32(tid), Comm: readComm(s.pid, tid)})
+		}
 	}
 	return added, nil
 }

@@ -42,4 +42,3 @@ func parseCPUList(s string) ([]int, error) {
 	}
 	return cpus, nil
 }
-

@@ -122,12 +122,16 @@ type Record struct {
 	ID   uint64 // event id (sample_id / identifier)
 
 	// KindSample
-	IP          uint64
-	Period      uint64
-	Chain       []uint64 // raw callchain with context markers
-	TimeEnabled uint64   // group read
-	TimeRunning uint64
-	Values      []Value
+	IP     uint64
+	Period uint64
+	// StackWord is the user stack's top word (the return address at a
+	// function's entry), when HasStackWord.
+	StackWord    uint64
+	HasStackWord bool
+	Chain        []uint64 // raw callchain with context markers
+	TimeEnabled  uint64   // group read
+	TimeRunning  uint64
+	Values       []Value
 
 	// KindMmap (MMAP and MMAP2)
 	Addr, Len, PgOff uint64
@@ -459,8 +463,11 @@ func (d *decoder) sample(c *cursor, r *Record) {
 				stack = stack[:dyn]
 			}
 		}
-		if d.cur.EntryProbe && len(stack) >= 8 {
-			d.insertCaller(r, binary.NativeEndian.Uint64(stack))
+		if len(stack) >= 8 {
+			r.StackWord, r.HasStackWord = binary.NativeEndian.Uint64(stack), true
+			if d.cur.EntryProbe {
+				d.insertCaller(r, r.StackWord)
+			}
 		}
 	}
 }

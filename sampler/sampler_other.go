@@ -34,5 +34,8 @@ func OpenUprobeCounter(string, uint64, int) (*Counter, error) { return nil, errN
 
 type Counter struct{}
 
+// EventRef names one opened event (see the Linux build).
+type EventRef struct{ Group, Member int }
+
 func (*Counter) Read() (uint64, error) { return 0, errNotLinux }
 func (*Counter) Close() error          { return nil }

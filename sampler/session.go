@@ -20,26 +20,27 @@ import (
 // Session is an open event set on a target: per-CPU rings, one event group
 // per (thread, CPU), and the target's lifecycle.
 type Session struct {
-	cfg      Config
-	cpus     []int
-	rings    map[int]*ring // by CPU
-	ringFD   map[int]int   // by CPU: the event whose ring the others write into
-	owners   map[int]bool  // the fds in ringFD
-	tidFDs   map[int][]int // by thread: its events (leaders and members)
-	ids      map[uint64]EventRef
-	groups   []groupAttrs
-	epfd     int
-	pidfd    int
-	pid      int
-	cmd      *exec.Cmd
-	waitErr  chan error
-	decoder  *decoder
-	batch    Batch
-	pending  []Record // records made up by cctop (existing threads' names)
-	exited   atomic.Bool
-	closed   bool
-	notes    []string
-	excludeK bool
+	cfg        Config
+	cpus       []int
+	rings      map[int]*ring // by CPU
+	ringFD     map[int]int   // by CPU: the event whose ring the others write into
+	owners     map[int]bool  // the fds in ringFD
+	tidFDs     map[int][]int // by thread: its events (leaders and members)
+	ids        map[uint64]EventRef
+	groups     []groupAttrs
+	generation int
+	epfd       int
+	pidfd      int
+	pid        int
+	cmd        *exec.Cmd
+	waitErr    chan error
+	decoder    *decoder
+	batch      Batch
+	pending    []Record // records made up by cctop (existing threads' names)
+	exited     atomic.Bool
+	closed     bool
+	notes      []string
+	excludeK   bool
 
 	stats struct {
 		samples, lost, throttled, corrupt, threadsNew atomic.Uint64
@@ -127,14 +128,16 @@ func (s *Session) buildAttrs() error {
 		if err := s.setEvent(&a, g.Leader, &ga); err != nil {
 			return err
 		}
-		if g.Leader.UprobePath != "" {
+		if g.Leader.UprobePath != "" || hasUprobe(g.Members) {
 			// At a function's entry the caller's frame pointer is still in
 			// BP, so a frame-pointer walk skips the caller; its return
-			// address is the word at SP. Sample SP and that word.
+			// address is the word at SP. Sample SP and that word: probe
+			// samples sit at entries, and clock samples land there while a
+			// counting uprobe is being handled.
 			a.Sample_type |= sampleRegsUser | sampleStackUser
 			a.Sample_regs_user = entryRegsMask
 			a.Sample_stack_user = 8
-			ga.entry = true
+			ga.entry = g.Leader.UprobePath != ""
 		}
 		if !s.cfg.Follow {
 			a.Bits |= unix.PerfBitInherit
@@ -169,6 +172,15 @@ func (s *Session) buildAttrs() error {
 	// with the first group's format whatever event wrote them.
 	s.decoder = newDecoder(s.groups[0].format)
 	return nil
+}
+
+func hasUprobe(specs []EventSpec) bool {
+	for _, e := range specs {
+		if e.UprobePath != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // setEvent fills the event-selecting fields of a for spec.
@@ -494,6 +506,48 @@ func (s *Session) account(r *Record) {
 		s.closeThread(int(r.TID))
 	}
 }
+
+// Reconfigure replaces the counters read with the primary group (to arm
+// other uprobes, say) without stopping the target: records still in the
+// rings go to fn, every event is closed, and new ones are opened on every
+// live thread of the target. Counters of the new set start from zero on each
+// thread. Children the target forked are not followed past this point.
+func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
+	s.drain(fn)
+	for fd := range s.owners {
+		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	}
+	for _, fds := range s.tidFDs {
+		closeAll(fds)
+	}
+	for _, r := range s.rings {
+		r.close()
+	}
+	s.rings, s.ringFD, s.owners, s.tidFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}
+	s.ids = map[uint64]EventRef{}
+	s.cfg.Members = members
+	if err := s.buildAttrs(); err != nil {
+		return err
+	}
+	s.generation++
+	for round := 0; round < 10; round++ {
+		added, err := s.scanThreads()
+		if err != nil {
+			return err
+		}
+		if added == 0 {
+			break
+		}
+	}
+	if len(s.tidFDs) == 0 {
+		return &noProcessError{s.pid}
+	}
+	return nil
+}
+
+// Generation counts Reconfigure calls: records of a new generation carry
+// counters that restarted from zero.
+func (s *Session) Generation() int { return s.generation }
 
 // Stop ends a launched target: SIGTERM, then SIGKILL after grace. It does
 // nothing for an attached target.

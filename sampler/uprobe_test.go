@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cctop/cctop/symbol"
 )
@@ -165,3 +166,53 @@ func TestUprobeExact(t *testing.T) {
 type nopWriter struct{}
 
 func (*nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestReconfigure arms a uprobe counter on a running target: samples before
+// carry no counter, samples after do, and the target never stops.
+func TestReconfigure(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildCalls(t)
+	skipIfNoUprobes(t, bin)
+	s, err := Open(Config{Argv: []string{bin, "300", "2000", "300"}, UserOnly: true, Stdout: new(nopWriter)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	counts := map[int]int{} // values per sample -> samples
+	var maxLeaf uint64
+	fn := func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind != KindSample {
+				continue
+			}
+			counts[len(r.Values)]++
+			for _, v := range r.Values {
+				if ref, _ := s.Event(v.ID); ref.Member == 1 && v.Value > maxLeaf {
+					maxLeaf = v.Value
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	s.Run(ctx, fn)
+	cancel()
+	if s.Exited() {
+		t.Fatal("target finished before the counter was armed")
+	}
+	before := counts[1]
+	if err := s.Reconfigure([]EventSpec{uprobeSpec(t, bin, "leaf")}, fn); err != nil {
+		t.Fatal(err)
+	}
+	if s.Generation() != 1 {
+		t.Errorf("generation %d", s.Generation())
+	}
+	s.Run(context.Background(), fn)
+	if before < 100 || counts[2] < 100 {
+		t.Fatalf("samples without counter %d, with counter %d", before, counts[2])
+	}
+	// The counter started at zero when armed: it saw some of the 1.2M leaf
+	// calls, not all.
+	if maxLeaf == 0 || maxLeaf >= 1200000 {
+		t.Errorf("leaf count %d", maxLeaf)
+	}
+}

@@ -1,0 +1,218 @@
+package correct
+
+// Entry is one sample in the log: where it landed and the interval it stands for, in 24
+// bytes. float32 is enough: weights are estimates, and float32 holds counts exactly up to
+// 2^24 and to 7 digits beyond.
+type Entry struct {
+	Node    int32   // context id (CCT node) the sample landed in; < 0: none (skipped by Reweight)
+	Edge    int32   // DCG edge id the sample is attributed to, -1 if none
+	Thread  int32   // dense thread index (caller-assigned)
+	Calls   float32 // calls_i, -1 unknown
+	Lambda  float32 // lambda_i, <= 0 unknown
+	Latency float32 // latency_i, -1 when the interval is unknown (Weight treats it as 0)
+}
+
+// EntryOf packs a sample's interval into a log entry. An interval without a measured delta
+// gets Latency -1, so that Latencies can leave it out of the statistics while weights treat
+// it as no latency.
+func EntryOf(node, edge, thread int32, iv Interval) Entry {
+	e := Entry{Node: node, Edge: edge, Thread: thread,
+		Calls: float32(iv.Calls), Lambda: float32(iv.Lambda), Latency: float32(iv.Latency)}
+	if !iv.HasDelta {
+		e.Latency = -1
+	}
+	if !(iv.Calls >= 0) {
+		e.Calls = -1
+	}
+	return e
+}
+
+// Log is the append-only per-sample log that lets the toggles and alpha re-weight a whole
+// profile in place: the CCT keeps node ids stable, so summing weights per Node rebuilds the
+// weighted metric for any Params. With a cap it keeps the newest Cap entries (a ring) and
+// counts the rest as Dropped; the profile then re-weights only the retained window, which the
+// caller should say.
+type Log struct {
+	buf     []Entry
+	cap     int    // 0: unbounded
+	head    int    // with a full ring: index of the oldest entry
+	dropped uint64 // entries overwritten
+	maxNode int32  // largest Node ever appended, -1 none
+	maxEdge int32  // largest Edge ever appended, -1 none
+}
+
+// NewLog makes a log keeping at most cap entries; cap <= 0: unbounded. The ring grows on
+// demand, so a large cap costs nothing until it is used.
+func NewLog(cap int) *Log {
+	if cap < 0 {
+		cap = 0
+	}
+	return &Log{cap: cap, maxNode: -1, maxEdge: -1}
+}
+
+// Append adds e, overwriting the oldest entry when the ring is full.
+func (l *Log) Append(e Entry) {
+	if e.Node > l.maxNode {
+		l.maxNode = e.Node
+	}
+	if e.Edge > l.maxEdge {
+		l.maxEdge = e.Edge
+	}
+	if l.cap == 0 || len(l.buf) < l.cap {
+		l.buf = append(l.buf, e)
+		return
+	}
+	l.buf[l.head] = e
+	l.head++
+	if l.head == len(l.buf) {
+		l.head = 0
+	}
+	l.dropped++
+}
+
+// Len is the number of retained entries.
+func (l *Log) Len() int { return len(l.buf) }
+
+// Cap is the ring size, 0 if unbounded.
+func (l *Log) Cap() int { return l.cap }
+
+// Dropped counts entries overwritten by newer ones.
+func (l *Log) Dropped() uint64 { return l.dropped }
+
+// At is the i-th retained entry, oldest first.
+func (l *Log) At(i int) Entry {
+	if i < 0 || i >= len(l.buf) {
+		panic("correct: Log.At index out of range")
+	}
+	i += l.head
+	if i >= len(l.buf) {
+		i -= len(l.buf)
+	}
+	return l.buf[i]
+}
+
+// Reset empties the log (the profile was reset), keeping its memory and cap.
+func (l *Log) Reset() {
+	l.buf = l.buf[:0]
+	l.head, l.dropped = 0, 0
+	l.maxNode, l.maxEdge = -1, -1
+}
+
+// Reweight sums the weights of all entries per node into dst, grown (reusing its capacity)
+// and zeroed to one past the largest Node ever appended — ids stay aligned with the CCT even
+// after the ring dropped a node's last entry. It returns dst and the total weight.
+func (l *Log) Reweight(p Params, dst []float64) ([]float64, float64) {
+	dst = zeroed(dst, int(l.maxNode)+1)
+	return dst, reweight(l.buf, p, dst, byNode, 0)
+}
+
+// ReweightEdges is Reweight per Edge; entries with Edge < 0 are skipped and not in the total.
+func (l *Log) ReweightEdges(p Params, dst []float64) ([]float64, float64) {
+	dst = zeroed(dst, int(l.maxEdge)+1)
+	return dst, reweight(l.buf, p, dst, byEdge, 0)
+}
+
+// ReweightThread is Reweight over one thread's entries only (the TUI's thread filter); dst
+// has the same length as Reweight's.
+func (l *Log) ReweightThread(p Params, thread int32, dst []float64) ([]float64, float64) {
+	dst = zeroed(dst, int(l.maxNode)+1)
+	return dst, reweight(l.buf, p, dst, byNodeOfThread, thread)
+}
+
+// Latencies appends to dst[:0] the latency of every entry whose interval is known, for
+// Summarize.
+func (l *Log) Latencies(dst []float64) []float64 {
+	dst = dst[:0]
+	for i := range l.buf {
+		if lat := l.buf[i].Latency; lat >= 0 {
+			dst = append(dst, float64(lat))
+		}
+	}
+	return dst
+}
+
+func zeroed(dst []float64, n int) []float64 {
+	if cap(dst) < n {
+		return make([]float64, n)
+	}
+	dst = dst[:n]
+	clear(dst)
+	return dst
+}
+
+type keyMode uint8
+
+const (
+	byNode keyMode = iota
+	byEdge
+	byNodeOfThread
+)
+
+func (m keyMode) key(e *Entry, thread int32) int32 {
+	switch m {
+	case byEdge:
+		return e.Edge
+	case byNodeOfThread:
+		if e.Thread != thread {
+			return -1
+		}
+	}
+	return e.Node
+}
+
+// reweight is the hot loop: one pass per Params combination, so that the toggles are not
+// tested per entry and the off/off case does no float work beyond counting. Keys outside dst
+// (negative ids) are skipped by one unsigned compare that also removes the bounds check. Each
+// branch computes exactly what Weight computes.
+func reweight(buf []Entry, p Params, dst []float64, m keyMode, thread int32) float64 {
+	a := p.alpha()
+	latency := p.Latency && a != 0 // alpha 0 makes the latency factor 1
+	var total float64
+	switch {
+	case !p.Density && !latency:
+		for i := range buf {
+			k := m.key(&buf[i], thread)
+			if uint(k) < uint(len(dst)) {
+				dst[k]++
+				total++
+			}
+		}
+	case p.Density && !latency:
+		for i := range buf {
+			e := &buf[i]
+			k := m.key(e, thread)
+			if uint(k) < uint(len(dst)) && e.Calls >= 0 {
+				w := float64(e.Calls)
+				dst[k] += w
+				total += w
+			}
+		}
+	case !p.Density && latency:
+		for i := range buf {
+			e := &buf[i]
+			k := m.key(e, thread)
+			if uint(k) < uint(len(dst)) {
+				w := 1.0
+				if lat, lam := float64(e.Latency), float64(e.Lambda); lat > 0 && lam > 0 {
+					w = lam / (lam + a*lat)
+				}
+				dst[k] += w
+				total += w
+			}
+		}
+	default:
+		for i := range buf {
+			e := &buf[i]
+			k := m.key(e, thread)
+			if uint(k) < uint(len(dst)) && e.Calls >= 0 {
+				w := float64(e.Calls)
+				if lat, lam := float64(e.Latency), float64(e.Lambda); lat > 0 && lam > 0 {
+					w *= lam / (lam + a*lat)
+				}
+				dst[k] += w
+				total += w
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,255 @@
+package correct
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+var allParams = []Params{
+	{},
+	{Density: true},
+	{Latency: true, Alpha: 1},
+	{Density: true, Latency: true, Alpha: 1},
+	{Density: true, Latency: true, Alpha: 1000},
+	{Density: true, Latency: true, Alpha: 0},
+}
+
+func TestLogHandExample(t *testing.T) {
+	l := NewLog(0)
+	l.Append(Entry{Node: 0, Edge: 0, Thread: 0, Calls: 8, Lambda: 1e6, Latency: 2.5e5})
+	l.Append(Entry{Node: 2, Edge: -1, Thread: 1, Calls: 2, Lambda: 1e6, Latency: 0})
+	l.Append(Entry{Node: 2, Edge: 1, Thread: 1, Calls: -1, Lambda: 1e6, Latency: -1}) // first sample
+	l.Append(Entry{Node: -1, Edge: 1, Thread: 0, Calls: 5, Lambda: 1e6, Latency: 0})  // no context
+
+	check := func(what string, got []float64, total float64, want []float64, wantTotal float64) {
+		t.Helper()
+		if len(got) != len(want) || !near(total, wantTotal) {
+			t.Fatalf("%s = %v total %g, want %v total %g", what, got, total, want, wantTotal)
+		}
+		for i := range want {
+			if !near(got[i], want[i]) {
+				t.Fatalf("%s = %v, want %v", what, got, want)
+			}
+		}
+	}
+	both := Params{Density: true, Latency: true, Alpha: 1}
+	// node 0: 8*1e6/(1e6+2.5e5) = 6.4; node 1: none; node 2: 2 + 0 (unknown calls) = 2.
+	d, tot := l.Reweight(both, []float64{9, 9, 9, 9, 9})
+	check("Reweight both", d, tot, []float64{6.4, 0, 2}, 8.4)
+	// raw: one per sample with a context.
+	d, tot = l.Reweight(Params{}, d)
+	check("Reweight raw", d, tot, []float64{1, 0, 2}, 3)
+	// edges: edge 0: 6.4; edge 1: 0 (unknown calls) + 5 (no node, but has an edge).
+	d, tot = l.ReweightEdges(both, d)
+	check("ReweightEdges both", d, tot, []float64{6.4, 5}, 11.4)
+	d, tot = l.ReweightThread(both, 1, d)
+	check("ReweightThread 1", d, tot, []float64{0, 0, 2}, 2)
+	d, tot = l.ReweightThread(Params{}, 0, d)
+	check("ReweightThread 0 raw", d, tot, []float64{1, 0, 0}, 1)
+
+	lat := l.Latencies(nil)
+	if len(lat) != 3 || lat[0] != 2.5e5 || lat[1] != 0 || lat[2] != 0 {
+		t.Errorf("Latencies = %v, want [250000 0 0]", lat)
+	}
+
+	l.Reset()
+	if d, tot = l.Reweight(both, d); len(d) != 0 || tot != 0 || l.Len() != 0 {
+		t.Errorf("after Reset: %v %g len %d", d, tot, l.Len())
+	}
+}
+
+func randomLog(rng *rand.Rand, l *Log, n, nodes int) {
+	for i := 0; i < n; i++ {
+		e := Entry{
+			Node:    int32(rng.IntN(nodes)),
+			Edge:    int32(rng.IntN(nodes/2+1)) - 1,
+			Thread:  int32(rng.IntN(4)),
+			Calls:   float32(rng.IntN(2000)),
+			Lambda:  1e6,
+			Latency: float32(rng.ExpFloat64() * 2e4),
+		}
+		switch rng.IntN(20) {
+		case 0:
+			e.Calls, e.Latency = -1, -1
+		case 1:
+			e.Calls = -1
+		case 2:
+			e.Latency = 0
+		case 3:
+			e.Lambda = 0
+		}
+		l.Append(e)
+	}
+}
+
+// Reweight and its variants must agree with Weight entry by entry.
+func TestReweightMatchesWeight(t *testing.T) {
+	for _, capacity := range []int{0, 700} {
+		rng := rand.New(rand.NewPCG(7, uint64(capacity)))
+		l := NewLog(capacity)
+		randomLog(rng, l, 1000, 50)
+		for _, p := range allParams {
+			nodes := make([]float64, 50)
+			edges := make([]float64, 25) // Edge in -1..24
+			thr := make([]float64, 50)
+			var tn, te, tt float64
+			for i := 0; i < l.Len(); i++ {
+				e := l.At(i)
+				w := Weight(p, float64(e.Calls), float64(e.Lambda), float64(e.Latency))
+				nodes[e.Node] += w
+				tn += w
+				if e.Edge >= 0 {
+					edges[e.Edge] += w
+					te += w
+				}
+				if e.Thread == 2 {
+					thr[e.Node] += w
+					tt += w
+				}
+			}
+			for _, c := range []struct {
+				name  string
+				want  []float64
+				wantT float64
+				f     func([]float64) ([]float64, float64)
+			}{
+				{"Reweight", nodes, tn, func(d []float64) ([]float64, float64) { return l.Reweight(p, d) }},
+				{"ReweightEdges", edges, te, func(d []float64) ([]float64, float64) { return l.ReweightEdges(p, d) }},
+				{"ReweightThread", thr, tt, func(d []float64) ([]float64, float64) { return l.ReweightThread(p, 2, d) }},
+			} {
+				got, total := c.f(nil)
+				if len(got) != len(c.want) || !nearRel(total, c.wantT) {
+					t.Fatalf("cap %d %v %s: len %d total %g, want len %d total %g", capacity, p, c.name, len(got), total, len(c.want), c.wantT)
+				}
+				for i := range got {
+					if !nearRel(got[i], c.want[i]) {
+						t.Fatalf("cap %d %v %s[%d] = %g, want %g", capacity, p, c.name, i, got[i], c.want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// nearRel allows for a different summation order (the ring is summed in storage order).
+func nearRel(a, b float64) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= 1e-9*max(1, a, b, -a, -b)
+}
+
+func TestLogCap(t *testing.T) {
+	l := NewLog(3)
+	for i := int32(0); i < 5; i++ {
+		l.Append(Entry{Node: i, Edge: -1, Calls: float32(i)})
+	}
+	if l.Len() != 3 || l.Dropped() != 2 || l.Cap() != 3 {
+		t.Fatalf("Len %d Dropped %d Cap %d, want 3 2 3", l.Len(), l.Dropped(), l.Cap())
+	}
+	for i := 0; i < 3; i++ {
+		if got := l.At(i).Node; got != int32(i+2) {
+			t.Errorf("At(%d).Node = %d, want %d (newest kept, oldest first)", i, got, i+2)
+		}
+	}
+	// The dropped nodes keep their slots (ids stay aligned with the CCT) but weigh nothing.
+	d, tot := l.Reweight(Params{Density: true}, nil)
+	if want := []float64{0, 0, 2, 3, 4}; len(d) != 5 || d[0] != 0 || d[1] != 0 || d[2] != 2 || d[3] != 3 || d[4] != 4 || tot != 9 {
+		t.Errorf("Reweight after drops = %v total %g, want %v total 9", d, tot, want)
+	}
+	// Wrap around more than once.
+	for i := int32(5); i < 12; i++ {
+		l.Append(Entry{Node: i})
+	}
+	if l.Dropped() != 9 || l.At(0).Node != 9 || l.At(2).Node != 11 {
+		t.Errorf("after 12 appends: Dropped %d, At(0) %d, At(2) %d; want 9, 9, 11", l.Dropped(), l.At(0).Node, l.At(2).Node)
+	}
+
+	u := NewLog(-1)
+	for i := 0; i < 100; i++ {
+		u.Append(Entry{Node: int32(i)})
+	}
+	if u.Len() != 100 || u.Dropped() != 0 || u.At(99).Node != 99 {
+		t.Errorf("unbounded: Len %d Dropped %d", u.Len(), u.Dropped())
+	}
+}
+
+func TestReweightNoAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	l := NewLog(0)
+	randomLog(rng, l, 10000, 1000)
+	dst := make([]float64, 0, 1000)
+	for _, p := range allParams {
+		allocs := testing.AllocsPerRun(20, func() {
+			dst, _ = l.Reweight(p, dst)
+			dst, _ = l.ReweightEdges(p, dst)
+			dst, _ = l.ReweightThread(p, 1, dst)
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %g allocations per run, want 0", p, allocs)
+		}
+	}
+	lat := make([]float64, 0, l.Len())
+	if allocs := testing.AllocsPerRun(20, func() { lat = l.Latencies(lat) }); allocs != 0 {
+		t.Errorf("Latencies: %g allocations per run, want 0", allocs)
+	}
+}
+
+func BenchmarkReweight1M(b *testing.B) {
+	l, dst := benchLog()
+	p := Params{Density: true, Latency: true, Alpha: 1000}
+	b.ReportAllocs()
+	for b.Loop() {
+		dst, _ = l.Reweight(p, dst)
+	}
+}
+
+// BenchmarkReweight1MParams covers the other loops and the per-edge and per-thread variants.
+func BenchmarkReweight1MParams(b *testing.B) {
+	l, dst := benchLog()
+	for _, p := range allParams[:4] {
+		b.Run(p.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				dst, _ = l.Reweight(p, dst)
+			}
+		})
+	}
+	p := DefaultParams()
+	b.Run("edges", func(b *testing.B) {
+		for b.Loop() {
+			dst, _ = l.ReweightEdges(p, dst)
+		}
+	})
+	b.Run("thread", func(b *testing.B) {
+		for b.Loop() {
+			dst, _ = l.ReweightThread(p, 1, dst)
+		}
+	})
+}
+
+// benchLog is 1,000,000 entries over 100,000 nodes, nodes drawn with a skew like a real
+// profile's (a few hot contexts, a long tail), 8 threads.
+func benchLog() (*Log, []float64) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const nodes = 100000
+	z := rand.NewZipf(rand.New(rand.NewPCG(2, 2)), 1.1, 1, nodes-1)
+	l := NewLog(0)
+	for i := 0; i < 1000000; i++ {
+		e := Entry{
+			Node:    int32(z.Uint64()),
+			Edge:    int32(rng.IntN(nodes / 4)),
+			Thread:  int32(rng.IntN(8)),
+			Calls:   float32(rng.IntN(5000)),
+			Lambda:  1e6,
+			Latency: float32(rng.ExpFloat64() * 1e4),
+		}
+		if i%50 == 0 {
+			e.Calls, e.Latency = -1, -1
+		}
+		l.Append(e)
+	}
+	l.Append(Entry{Node: nodes - 1, Edge: -1}) // the full id range
+	return l, make([]float64, 0, nodes)
+}

@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"io"
+	"runtime"
+	"sync"
 	"time"
 )
 
@@ -21,8 +23,12 @@ func runDensity(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// of that make phase C about 10 ms.
 	size := fs.Int("size", 600, "leaf work per call in phase C, in loop iterations (phase D uses twice this)")
 	calls := fs.Int("calls", 7500, "leaf calls per phase per round")
+	threads := fs.Int("threads", 1, "OS threads running the rounds; thread i's leaf work is (i+1) times -size, so per-call costs differ between threads")
 	if err := parse(fs, t, args); err != nil {
 		return err
+	}
+	if *threads < 1 || *threads > 64 {
+		return usageError(fs, "-threads must be in 1..64")
 	}
 	if *size <= 0 {
 		return usageError(fs, "-size must be > 0")
@@ -34,24 +40,75 @@ func runDensity(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	s, release := t.start(ctx)
 	defer release()
 	var tot densityTotals
-	densityRounds(s, *size, *calls, &tot)
+	if *threads == 1 {
+		densityRounds(s, *size, *calls, &tot)
+	} else {
+		per := densityThreads(s, *threads, *size, *calls)
+		w := &errWriter{w: stdout}
+		for _, p := range per {
+			tot.add(p.densityTotals)
+			for _, e := range densityEdges(&p.densityTotals) {
+				w.printf("thread %d calls %s -> %s %d\n", p.tid, funcName(e.caller), funcName(e.callee), e.n)
+			}
+		}
+		if w.err != nil {
+			return w.err
+		}
+	}
 
 	w := &errWriter{w: stdout}
 	w.printf("rounds %d\n", tot.rounds)
 	w.printf("wall %s %s\n", funcName(densityPhaseC), tot.wallC)
 	w.printf("wall %s %s\n", funcName(densityPhaseD), tot.wallD)
-	w.calls([]edge{
+	w.calls(densityEdges(&tot))
+	return w.err
+}
+
+func densityEdges(tot *densityTotals) []edge {
+	return []edge{
 		{densityRounds, densityPhaseC, tot.rounds},
 		{densityRounds, densityPhaseD, tot.rounds},
 		{densityPhaseC, densityLeaf, tot.c},
 		{densityPhaseD, densityLeaf, tot.d},
-	})
-	return w.err
+	}
 }
 
 type densityTotals struct {
 	rounds, c, d uint64
 	wallC, wallD time.Duration
+}
+
+func (t *densityTotals) add(o densityTotals) {
+	t.rounds += o.rounds
+	t.c += o.c
+	t.d += o.d
+	t.wallC += o.wallC
+	t.wallD += o.wallD
+}
+
+type threadTotals struct {
+	densityTotals
+	tid int
+}
+
+// densityThreads runs the rounds on n OS threads at once, thread i with
+// (i+1) times the leaf work: the call densities differ between threads as
+// well as between phases.
+func densityThreads(s *stopper, n, size, calls int) []threadTotals {
+	per := make([]threadTotals, n)
+	var wg sync.WaitGroup
+	for i := range per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			per[i].tid = gettid()
+			densityRounds(s, size*(i+1), calls, &per[i].densityTotals)
+		}()
+	}
+	wg.Wait()
+	return per
 }
 
 // densityRounds checks for the end only between rounds, so that both phases

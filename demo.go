@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 )
 
@@ -34,7 +35,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		Stdout:   io.Discard,
 	}
 	fmt.Fprintf(stderr, "cctop demo: sampling `cctop workload density` for 3 s (%s)...\n", describe(cfg))
-	rec, err := recordTarget(ctx, cfg, stderr)
+	rec, err := recordTarget(ctx, cfg, &countingPlan{trigger: triggerTime, source: hpm.Source{Kind: "none"}}, stderr)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cctop/cctop/correct"
 	"github.com/cctop/cctop/workload"
 )
 
@@ -19,6 +20,8 @@ const usage = `cctop: a live calling-context profiler for Linux
 usage:
   cctop demo                                         profile a built-in workload and show its tree
   cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
+  cctop eval [--json FILE] [--workload NAME] [--alpha LIST]
+                                                     accuracy of raw vs corrected vs exact call profiles
   cctop doctor                                       what works on this machine, and the fix for what doesn't
   cctop workload NAME [flags]                        run a built-in target program (%s)
 
@@ -31,6 +34,11 @@ record flags:
   -d DURATION     stop after this long (default: when the target exits, or Ctrl-C)
   -o FILE         output file (default cctop.pb.gz)
   --format F      pprof (default) or folded
+  --trigger T     time (default: a clock), calls (every -c calls of the counted functions), exact (every call)
+  --calls C       call counter: auto (default: hardware, else uprobes on the hottest functions), hw, none,
+                  or uprobe:F1,F2 (functions of the target's executable)
+  --alpha A       latency factor of calls_adjusted (default %g)
+  --no-density, --no-latency   leave a correction out of the summary's weights
 `
 
 // exitError carries an exit code; its message is printed as one line.
@@ -61,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDemo(args[1:], stdout, stderr)
 	case "record":
 		err = cmdRecord(args[1:], stderr)
+	case "eval":
+		err = cmdEval(args[1:], stdout, stderr)
 	case "doctor":
 		err = cmdDoctor(args[1:], stdout)
 	case "workload":
@@ -91,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "))
+	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha)
 }
 
 func oneLine(s string) string {

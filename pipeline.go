@@ -19,10 +19,23 @@ type builder struct {
 	frames []symbol.Frame
 	stack  []cct.Frame
 
-	samples      uint64
-	firstTime    uint64
-	lastTime     uint64
-	kernelFrames bool
+	samples   uint64
+	firstTime uint64
+	lastTime  uint64
+
+	// weights, when set, logs every sample for the call estimates.
+	weights *weighing
+	// afterBatch, when set, runs after each batch.
+	afterBatch func()
+	// entries are the (module path, ELF address) of functions under a
+	// counting uprobe: a clock sample that lands on one of them has its
+	// caller in the stack word, not in the frame-pointer chain.
+	entries map[entryKey]bool
+}
+
+type entryKey struct {
+	module string
+	addr   uint64
 }
 
 type funcKey struct{ module, name string }
@@ -38,6 +51,9 @@ func newBuilder(res *symbol.Resolver) *builder {
 
 // handle applies one batch: bookkeeping records in order, samples into the tree.
 func (b *builder) handle(batch *sampler.Batch) {
+	if b.afterBatch != nil {
+		defer b.afterBatch()
+	}
 	for i := range batch.Records {
 		r := &batch.Records[i]
 		switch r.Kind {
@@ -89,7 +105,14 @@ func (b *builder) sample(r *sampler.Record) {
 		if i > 0 {
 			pc--
 		}
+		n := len(b.frames)
 		b.frames = b.res.Lookup(int(r.PID), pc, b.frames)
+		if i == 0 && r.HasStackWord && len(b.entries) > 0 && len(b.frames) > n {
+			f := b.frames[n]
+			if b.entries[entryKey{f.Module, f.Addr}] && (len(user) < 2 || user[1] != r.StackWord) {
+				b.frames = b.res.Lookup(int(r.PID), r.StackWord-1, b.frames)
+			}
+		}
 	}
 	if len(kernel) == 0 && len(user) == 0 && r.IP != 0 {
 		b.frames = b.res.Lookup(int(r.PID), r.IP, b.frames)
@@ -98,7 +121,10 @@ func (b *builder) sample(r *sampler.Record) {
 	for _, f := range b.frames {
 		b.stack = append(b.stack, cct.Frame{Func: b.intern(f), Addr: f.Addr, Line: f.Line, Inlined: f.Inlined})
 	}
-	b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
+	node := b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
+	if b.weights != nil {
+		b.weights.add(r, node)
+	}
 }
 
 // intern maps a symbolized frame to a function of the tree. Unnamed code is

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,6 +22,8 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	var sf samplingFlags
 	sf.register(fs)
+	var cf countingFlags
+	cf.register(fs)
 	var dur durationFlag
 	fs.Var(&dur, "d", "stop after `DURATION`")
 	out := fs.String("o", "cctop.pb.gz", "output `FILE`")
@@ -38,6 +41,10 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if err := checkWritable(*out); err != nil {
 		return err
 	}
+	plan, err := planCounting(cf, &cfg, cfg.Period > 0)
+	if err != nil {
+		return err
+	}
 
 	// Ctrl-C and SIGTERM end the recording; the profile is still written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,12 +56,12 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	}
 
 	cfg.Stdin = os.Stdin
-	rec, err := recordTarget(ctx, cfg, stderr)
+	rec, err := recordTarget(ctx, cfg, plan, stderr)
 	if err != nil {
 		return err
 	}
 	defer rec.sess.Close()
-	meta := profileMeta(cfg, rec.sess, rec.b, rec.start, rec.elapsed)
+	meta := profileMeta(cfg, rec)
 	if err := writeProfile(*out, *format, rec.b.tree, meta); err != nil {
 		return err
 	}
@@ -67,14 +74,16 @@ func cmdRecord(args []string, stderr io.Writer) error {
 type recording struct {
 	sess    *sampler.Session
 	b       *builder
+	plan    *countingPlan
 	start   time.Time
 	elapsed time.Duration
+	notes   []string
 }
 
 // recordTarget samples cfg's target until it exits or ctx ends, and builds
 // its tree. A target cctop launched is stopped when ctx ends first, and its
 // last samples are kept. The caller closes rec.sess.
-func recordTarget(ctx context.Context, cfg sampler.Config, stderr io.Writer) (*recording, error) {
+func recordTarget(ctx context.Context, cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*recording, error) {
 	start := time.Now()
 	sess, err := sampler.Open(cfg)
 	if err != nil {
@@ -85,10 +94,40 @@ func recordTarget(ctx context.Context, cfg sampler.Config, stderr io.Writer) (*r
 		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
 	}
 	b := newBuilder(res)
-	if err := sess.Run(ctx, b.handle); err != nil {
-		sess.Close()
-		return nil, err
+	rec := &recording{sess: sess, b: b, start: start, plan: plan}
+	if plan != nil && plan.hasCalls() {
+		b.weights = newWeighing(plan.trigger, sess.Event)
+		b.entries = plan.entries
 	}
+	arm := newArmer(plan)
+	for {
+		// Arming needs the sampler out of Run: the builder ends the round
+		// when the profile says it is time.
+		round, cancel := context.WithCancel(ctx)
+		armNow := false
+		b.afterBatch = func() {
+			if !armNow && arm.due(b) {
+				armNow = true
+				cancel()
+			}
+		}
+		err := sess.Run(round, b.handle)
+		cancel()
+		if err != nil {
+			sess.Close()
+			return nil, err
+		}
+		if !armNow || ctx.Err() != nil || sess.Exited() {
+			break
+		}
+		if targets := arm.pick(b); len(targets) > 0 {
+			if err := arm.arm(sess, b, targets); err != nil {
+				rec.notes = append(rec.notes, "counting uprobes not armed: "+err.Error())
+				plan.auto = false
+			}
+		}
+	}
+	b.afterBatch = nil
 	if len(cfg.Argv) > 0 && !sess.Exited() {
 		sess.Stop(2 * time.Second)
 		if err := sess.Run(context.Background(), b.handle); err != nil {
@@ -96,16 +135,25 @@ func recordTarget(ctx context.Context, cfg sampler.Config, stderr io.Writer) (*r
 			return nil, err
 		}
 	}
-	return &recording{sess: sess, b: b, start: start, elapsed: time.Since(start)}, nil
+	rec.elapsed = time.Since(start)
+	if b.weights != nil {
+		b.weights.apply(b.tree, plan.params.Alpha)
+	}
+	return rec, nil
 }
 
-func profileMeta(cfg sampler.Config, sess *sampler.Session, b *builder, start time.Time, elapsed time.Duration) cct.Meta {
+func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
+	plan := rec.plan
 	m := cct.Meta{
 		SampleType: "cpu", Unit: "nanoseconds",
-		TimeNanos: start.UnixNano(), DurationNanos: elapsed.Nanoseconds(),
-		Threads: b.threads,
+		TimeNanos: rec.start.UnixNano(), DurationNanos: rec.elapsed.Nanoseconds(),
+		Threads: rec.b.threads,
+		Calls:   plan.hasCalls(),
 	}
-	if !cfg.Leader.IsClock() {
+	switch {
+	case cfg.Leader.UprobePath != "" || cfg.Leader == dummyEvent:
+		m.SampleType, m.Unit = "probe_hits", "count"
+	case !cfg.Leader.IsClock():
 		m.SampleType, m.Unit = cfg.Leader.Name, "count"
 	}
 	m.PeriodType = m.SampleType
@@ -116,33 +164,49 @@ func profileMeta(cfg sampler.Config, sess *sampler.Session, b *builder, start ti
 	}
 	m.Comments = []string{
 		"cctop record",
-		"trigger=time",
-		"event=" + cfg.Leader.Name,
+		"trigger=" + plan.trigger,
+		"event=" + eventNames(cfg),
 	}
 	if cfg.Period > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("period=%d", cfg.Period))
 	} else {
 		m.Comments = append(m.Comments, fmt.Sprintf("frequency=%dHz", cfg.Freq))
 	}
-	m.Comments = append(m.Comments, "counters=none", fmt.Sprintf("kernel_frames=%v", sess.KernelFrames()))
+	m.Comments = append(m.Comments,
+		fmt.Sprintf("alpha=%g", plan.params.Alpha),
+		"counters="+plan.describe(),
+		"calls/count=density weight; calls_adjusted/count=density and latency weight",
+		fmt.Sprintf("kernel_frames=%v", rec.sess.KernelFrames()))
 	return m
 }
 
-// writeProfile writes to a temporary file beside the target and renames it
-// into place, so an interrupted write never leaves half a profile.
+// writeProfile writes t in format to path, atomically.
 func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".cctop-*.tmp")
+	return writeAtomic(path, func(w io.Writer) error {
+		if format == "folded" {
+			return t.WriteFolded(w)
+		}
+		return t.WriteProfile(w, m)
+	})
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic writes to a temporary file beside path and renames it into
+// place, so an interrupted write never leaves half a file.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cctop-*.tmp")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	w := bufio.NewWriter(tmp)
-	if format == "folded" {
-		err = t.WriteFolded(w)
-	} else {
-		err = t.WriteProfile(w, m)
-	}
+	err = write(w)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -180,7 +244,15 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	sess, b, st, elapsed := rec.sess, rec.b, rec.sess.Stats(), rec.elapsed
 	fmt.Fprintf(w, "cctop: %d samples in %.1fs (%s), %d threads, %d lost, %d throttled\n",
 		b.samples, elapsed.Seconds(), describe(cfg), len(b.threads), st.Lost, st.Throttled)
-	for _, n := range sess.Notes() {
+	if rec.plan != nil {
+		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
+		if b.weights != nil && rec.plan.trigger == triggerTime {
+			if n := b.weights.unknownCalls(); n > 0 {
+				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken before the counters were armed); they weigh 0 in calls/count\n", n)
+			}
+		}
+	}
+	for _, n := range append(sess.Notes(), rec.notes...) {
 		fmt.Fprintf(w, "cctop: note: %s\n", n)
 	}
 	if len(cfg.Argv) > 0 {
@@ -194,15 +266,38 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	}
 	flat := b.tree.Flat()
 	total := b.tree.Total()
-	if len(flat) > 0 && total.Time > 0 {
+	if len(flat) == 0 || total.Time == 0 {
+		return
+	}
+	calls := total.Calls > 0
+	pct := func(v, of int64) float64 { return 100 * float64(v) / float64(of) }
+	if calls {
+		fmt.Fprintf(w, "%8s %8s %8s %8s  %s\n", "self%", "total%", "calls%", "adj%", "function (top 10 by self time; calls% and adj% are self shares of calls/count and calls_adjusted/count)")
+	} else {
 		fmt.Fprintf(w, "%8s %8s  %s\n", "self%", "total%", "function (top 10 by self time)")
-		for i, f := range flat {
-			if i == 10 || f.Self.Time == 0 {
-				break
-			}
-			fn := b.tree.Func(f.Func)
-			fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n",
-				100*float64(f.Self.Time)/float64(total.Time), 100*float64(f.Total.Time)/float64(total.Time), fn.Name)
+	}
+	for i, f := range flat {
+		if i == 10 || f.Self.Time == 0 {
+			break
+		}
+		name := b.tree.Func(f.Func).Name
+		if calls {
+			fmt.Fprintf(w, "%7.2f%% %7.2f%% %7.2f%% %7.2f%%  %s\n", pct(f.Self.Time, total.Time), pct(f.Total.Time, total.Time),
+				pct(f.Self.Calls, total.Calls), pct(f.Self.CallsAdj, max(total.CallsAdj, 1)), name)
+		} else {
+			fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n", pct(f.Self.Time, total.Time), pct(f.Total.Time, total.Time), name)
 		}
 	}
+}
+
+// eventNames names the sampling events of cfg.
+func eventNames(cfg sampler.Config) string {
+	var names []string
+	if cfg.Leader != dummyEvent {
+		names = append(names, cfg.Leader.Name)
+	}
+	for _, g := range cfg.Extra {
+		names = append(names, g.Leader.Name)
+	}
+	return strings.Join(names, ",")
 }

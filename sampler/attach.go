@@ -22,6 +22,7 @@ func (s *Session) attach() error {
 		return &noProcessError{pid}
 	}
 	s.pid = pid
+	s.procs[pid] = true
 	if err := s.watchExit(pid); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return &noProcessError{pid}
@@ -40,7 +41,7 @@ func (s *Session) attach() error {
 	if len(s.tidFDs) == 0 {
 		return &noProcessError{pid}
 	}
-	return nil
+	return s.openAllTasks()
 }
 
 // scanThreads opens events for threads of the target not yet covered.

@@ -54,6 +54,12 @@ type Group struct {
 	Freq    uint64 // used when Period is 0
 	Period  uint64
 	Members []EventSpec
+	// AllTasks opens the group once per CPU for every task (pid -1) and
+	// keeps only the target's samples. Uprobe leaders need it to see a
+	// new thread's first call: they cannot be inherited (see
+	// followForUprobes), and opening them per thread after the fact
+	// misses calls. Only the primary group's events track the target.
+	AllTasks bool
 }
 
 // groups is the primary group followed by the extra ones.

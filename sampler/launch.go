@@ -59,7 +59,11 @@ func (s *Session) launch() error {
 	s.stats.threads.Store(1)
 	s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(pid), TID: uint32(pid), Comm: readComm(pid, pid)})
 
+	s.procs[pid] = true
 	openErr := s.openWithFallbacks(pid)
+	if openErr == nil {
+		openErr = s.openAllTasks()
+	}
 	if openErr == nil {
 		openErr = s.watchExit(pid)
 	}

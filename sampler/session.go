@@ -27,6 +27,8 @@ type Session struct {
 	owners     map[int]bool  // the fds in ringFD
 	tidFDs     map[int][]int // by thread: its events (leaders and members)
 	ids        map[uint64]EventRef
+	cpuFDs     []int        // events of AllTasks groups
+	procs      map[int]bool // the target's processes
 	groups     []groupAttrs
 	generation int
 	epfd       int
@@ -77,9 +79,10 @@ func Open(cfg Config) (*Session, error) {
 	s := &Session{
 		cfg: cfg, cpus: cpus, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, owners: map[int]bool{}, tidFDs: map[int][]int{},
-		ids: map[uint64]EventRef{}, alive: map[int]bool{},
+		ids: map[uint64]EventRef{}, alive: map[int]bool{}, procs: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly
+	s.followForUprobes()
 	if err := s.buildAttrs(); err != nil {
 		return nil, err
 	}
@@ -100,13 +103,14 @@ func Open(cfg Config) (*Session, error) {
 
 // groupAttrs is one group's attrs, ready for perf_event_open.
 type groupAttrs struct {
-	name    string
-	leader  unix.PerfEventAttr
-	members []unix.PerfEventAttr
-	names   []string
-	format  Format
-	entry   bool     // the leader is a uprobe at a function's entry
-	paths   [][]byte // uprobe paths: config1 points into them
+	name     string
+	leader   unix.PerfEventAttr
+	members  []unix.PerfEventAttr
+	names    []string
+	format   Format
+	entry    bool // the leader is a uprobe at a function's entry
+	allTasks bool
+	paths    [][]byte // uprobe paths: config1 points into them
 }
 
 // buildAttrs turns the configured groups into attrs. Only the first group
@@ -139,7 +143,8 @@ func (s *Session) buildAttrs() error {
 			a.Sample_stack_user = 8
 			ga.entry = g.Leader.UprobePath != ""
 		}
-		if !s.cfg.Follow {
+		ga.allTasks = g.AllTasks && gi > 0
+		if !s.cfg.Follow && !ga.allTasks {
 			a.Bits |= unix.PerfBitInherit
 		}
 		if s.excludeK {
@@ -172,6 +177,32 @@ func (s *Session) buildAttrs() error {
 	// with the first group's format whatever event wrote them.
 	s.decoder = newDecoder(s.groups[0].format)
 	return nil
+}
+
+// followForUprobes switches to following threads one by one when any event
+// is a uprobe: the kernel sets up an inherited uprobe event by reading its
+// path (config1) again, as a user pointer, in the memory of the task that is
+// creating a thread, where it points at nothing, and the target's clone
+// fails with EFAULT.
+func (s *Session) followForUprobes() {
+	if s.cfg.Follow {
+		return
+	}
+	for gi, g := range s.cfg.groups() {
+		if g.AllTasks && gi > 0 {
+			continue
+		}
+		if g.Leader.UprobePath != "" || hasUprobe(g.Members) {
+			s.cfg.Follow = true
+			s.note("uprobe events cannot be inherited by new threads: cctop opens events on each new thread itself, within about 2 ms of its creation")
+			// A new thread runs unsampled until its FORK record is read,
+			// and sideband records wake no reader: poll often.
+			if s.cfg.PollInterval > 2*time.Millisecond {
+				s.cfg.PollInterval = 2 * time.Millisecond
+			}
+			return
+		}
+	}
 }
 
 func hasUprobe(specs []EventSpec) bool {
@@ -269,6 +300,9 @@ func (s *Session) openThread(tid int) error {
 	for _, cpu := range s.cpus {
 		for gi := range s.groups {
 			g := &s.groups[gi]
+			if g.allTasks {
+				continue
+			}
 			attr := g.leader
 			fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
@@ -374,6 +408,46 @@ func (s *Session) openErr(err error, tid int) error {
 	return fmt.Errorf("perf_event_open: %w", err)
 }
 
+// openAllTasks opens the AllTasks groups once per CPU, writing into the
+// rings the target's own events created.
+func (s *Session) openAllTasks() error {
+	for _, cpu := range s.cpus {
+		owner, ok := s.ringFD[cpu]
+		if !ok {
+			continue
+		}
+		for gi := range s.groups {
+			g := &s.groups[gi]
+			if !g.allTasks {
+				continue
+			}
+			attr := g.leader
+			fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			if err != nil {
+				return fmt.Errorf("%s on CPU %d: %w", g.name, cpu, s.openErr(err, -1))
+			}
+			s.cpuFDs = append(s.cpuFDs, fd)
+			if err := s.recordID(fd, gi, 0); err != nil {
+				return err
+			}
+			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
+				return fmt.Errorf("redirect ring output: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// mine reports whether a sample of an AllTasks group belongs to the
+// target: its process or one the target forked.
+func (s *Session) mine(r *Record) bool {
+	ref, ok := s.ids[r.ID]
+	if !ok || !s.groups[ref.Group].allTasks {
+		return true
+	}
+	return s.procs[int(r.PID)]
+}
+
 // openWithFallbacks opens tid's events, stepping down to what the kernel
 // allows: user space only when kernel sampling is refused, and thread
 // following when inherited events can't carry group reads.
@@ -431,7 +505,7 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 			}
 		}
 		s.drain(fn)
-		if s.cfg.Follow && s.cfg.PID > 0 && time.Since(s.lastScan) > 200*time.Millisecond {
+		if s.cfg.Follow && time.Since(s.lastScan) > 200*time.Millisecond {
 			s.scanThreads()
 		}
 		if s.exited.Load() {
@@ -462,8 +536,7 @@ func (s *Session) drain(fn func(*Batch)) {
 				s.stats.corrupt.Add(1)
 				return
 			}
-			if ok {
-				s.account(&rec)
+			if ok && s.account(&rec) {
 				b.add(&rec)
 			}
 		})
@@ -478,16 +551,23 @@ func (s *Session) drain(fn func(*Batch)) {
 	fn(b)
 }
 
-// account keeps totals and thread bookkeeping for one record.
-func (s *Session) account(r *Record) {
+// account keeps totals and thread bookkeeping for one record, and says
+// whether the record is the target's.
+func (s *Session) account(r *Record) bool {
 	switch r.Kind {
 	case KindSample:
+		if !s.mine(r) {
+			return false
+		}
 		s.stats.samples.Add(1)
 	case KindLost:
 		s.stats.lost.Add(r.Lost)
 	case KindThrottle:
 		s.stats.throttled.Add(1)
 	case KindFork:
+		if r.PID != r.PPID && s.procs[int(r.PPID)] {
+			s.procs[int(r.PID)] = true
+		}
 		if !s.alive[int(r.TID)] {
 			s.alive[int(r.TID)] = true
 			s.stats.threads.Add(1)
@@ -505,6 +585,7 @@ func (s *Session) account(r *Record) {
 		}
 		s.closeThread(int(r.TID))
 	}
+	return true
 }
 
 // Reconfigure replaces the counters read with the primary group (to arm
@@ -520,12 +601,15 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 	for _, fds := range s.tidFDs {
 		closeAll(fds)
 	}
+	closeAll(s.cpuFDs)
+	s.cpuFDs = nil
 	for _, r := range s.rings {
 		r.close()
 	}
 	s.rings, s.ringFD, s.owners, s.tidFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}
 	s.ids = map[uint64]EventRef{}
 	s.cfg.Members = members
+	s.followForUprobes()
 	if err := s.buildAttrs(); err != nil {
 		return err
 	}
@@ -542,7 +626,7 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 	if len(s.tidFDs) == 0 {
 		return &noProcessError{s.pid}
 	}
-	return nil
+	return s.openAllTasks()
 }
 
 // Generation counts Reconfigure calls: records of a new generation carry
@@ -591,10 +675,11 @@ func (s *Session) Close() error {
 	for _, fds := range s.tidFDs {
 		closeAll(fds)
 	}
+	closeAll(s.cpuFDs)
 	for _, r := range s.rings {
 		r.close()
 	}
-	s.tidFDs, s.rings, s.ringFD = nil, nil, nil
+	s.tidFDs, s.rings, s.ringFD, s.cpuFDs = nil, nil, nil, nil
 	if s.pidfd >= 0 {
 		unix.Close(s.pidfd)
 	}

@@ -6,23 +6,30 @@ import (
 	"os"
 )
 
-// FuncOffset resolves a function name in an ELF file to its file offset (for uprobes, later issue).
+// FuncOffset resolves a function name in an ELF file to its file offset, where a uprobe goes.
 // It searches .symtab, the separate debug file's .symtab when the binary is
 // stripped, .dynsym, and the Go pclntab, and translates the symbol's
 // address through the PT_LOAD segment holding it.
 func FuncOffset(path, name string) (uint64, error) {
+	_, off, err := FuncLocation(path, name)
+	return off, err
+}
+
+// FuncLocation is FuncOffset that also gives the function's ELF virtual
+// address, the form Frame.Addr takes.
+func FuncLocation(path, name string) (vaddr, offset uint64, err error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer file.Close()
 	st, err := file.Stat()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	f, err := elf.NewFile(file)
 	if err != nil {
-		return 0, fmt.Errorf("symbol: %s: %w", path, err)
+		return 0, 0, fmt.Errorf("symbol: %s: %w", path, err)
 	}
 	segs := loadSegments(f.Progs)
 	symtab, _ := f.Symbols()
@@ -44,13 +51,13 @@ func FuncOffset(path, name string) (uint64, error) {
 		}
 	}
 	if !ok {
-		return 0, fmt.Errorf("symbol: %s: function %q not found", path, name)
+		return 0, 0, fmt.Errorf("symbol: %s: function %q not found", path, name)
 	}
 	off, ok := vaddrToOffset(segs, vaddr)
 	if !ok {
-		return 0, fmt.Errorf("symbol: %s: %q at %#x is in no loadable segment", path, name, vaddr)
+		return 0, 0, fmt.Errorf("symbol: %s: %q at %#x is in no loadable segment", path, name, vaddr)
 	}
-	return off, nil
+	return vaddr, off, nil
 }
 
 func funcByName(syms []elf.Symbol, name string) (uint64, bool) {

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
+)
+
+func skipIfNoUprobes(t *testing.T) {
+	t.Helper()
+	skipIfNoPerf(t)
+	off, err := symbol.FuncOffset(cctopBin, workloadPkg+"densityLeaf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sampler.OpenUprobeCounter(cctopBin, off, 0)
+	if err != nil {
+		t.Skipf("uprobes not permitted here: %v", err)
+	}
+	c.Close()
+}
+
+// threadEdges sums one value column of a profile per thread over the
+// caller -> callee edges of the leaf frames named callee.
+func threadEdges(p *profile.Profile, col int, callee string) map[int64]map[correct.Edge]float64 {
+	out := map[int64]map[correct.Edge]float64{}
+	for _, s := range p.Sample {
+		names := stackNames(s)
+		if len(names) < 2 || names[0] != callee {
+			continue
+		}
+		tid := s.NumLabel["thread_id"][0]
+		if out[tid] == nil {
+			out[tid] = map[correct.Edge]float64{}
+		}
+		out[tid][correct.Edge{Caller: names[1], Callee: names[0]}] += float64(s.Value[col])
+	}
+	return out
+}
+
+// TestRecordCallsPerThread is the counters acceptance check: with a uprobe
+// counting the leaf, calls/count over caller -> leaf edges matches the true
+// call counts of every thread, while samples/count keeps the time bias.
+func TestRecordCallsPerThread(t *testing.T) {
+	skipIfNoUprobes(t)
+	dir := t.TempDir()
+	cmd := exec.Command(cctopBin, "record", "--user", "--calls", "uprobe:"+workloadPkg+"densityLeaf", "-o", "c.pb.gz", "--",
+		cctopBin, "workload", "density", "-threads", "3", "-size", "2000", "-calls", "5000", "-rounds", "6")
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("record: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "uprobe") {
+		t.Errorf("summary does not name the counter source:\n%s", stderr.String())
+	}
+	// The truth, per thread, from the workload itself.
+	truth := map[int64]map[correct.Edge]float64{}
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+	for sc.Scan() {
+		var tid int64
+		var caller, callee string
+		var n float64
+		if k, _ := fmt.Sscanf(sc.Text(), "thread %d calls %s -> %s %g", &tid, &caller, &callee, &n); k == 4 && callee == workloadPkg+"densityLeaf" {
+			if truth[tid] == nil {
+				truth[tid] = map[correct.Edge]float64{}
+			}
+			truth[tid][correct.Edge{Caller: caller, Callee: callee}] = n
+		}
+	}
+	if len(truth) != 3 {
+		t.Fatalf("workload printed %d threads:\n%s", len(truth), stdout.String())
+	}
+	p := readProfile(t, filepath.Join(dir, "c.pb.gz"))
+	calls := threadEdges(p, valueIndex(t, p, "calls"), workloadPkg+"densityLeaf")
+	samples := threadEdges(p, valueIndex(t, p, "samples"), workloadPkg+"densityLeaf")
+	c := correct.Edge{Caller: workloadPkg + "densityPhaseC", Callee: workloadPkg + "densityLeaf"}
+	d := correct.Edge{Caller: workloadPkg + "densityPhaseD", Callee: workloadPkg + "densityLeaf"}
+	for tid, want := range truth {
+		got := correct.Overlap(calls[tid], want)
+		raw := correct.Overlap(samples[tid], want)
+		t.Logf("thread %d: calls/count overlap %.2f%% (C %.0f D %.0f), samples/count overlap %.2f%% (C %.0f D %.0f)",
+			tid, got, calls[tid][c], calls[tid][d], raw, samples[tid][c], samples[tid][d])
+		if got < 97 {
+			t.Errorf("thread %d: calls/count overlaps the true counts by %.2f%%, want >= 97%%", tid, got)
+		}
+		// Timer samples see phase D's calls as twice as long: the bias the
+		// correction removes must be there to begin with.
+		if r := samples[tid][d] / samples[tid][c]; r < 1.6 {
+			t.Errorf("thread %d: samples D/C = %.2f, want the time bias (about 2)", tid, r)
+		}
+	}
+}
+
+// TestExactMatchesPerfStat: exact mode's total calls equal what perf stat
+// counts on the same uprobes.
+func TestExactMatchesPerfStat(t *testing.T) {
+	skipIfNoUprobes(t)
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	const events = "/sys/kernel/tracing/uprobe_events"
+	if _, err := os.Stat(events); err != nil {
+		t.Skip("no tracefs uprobe_events")
+	}
+	funcs := []string{"densityLeaf", "densityPhaseC", "densityPhaseD"}
+	args := []string{"workload", "density", "-size", "500", "-calls", "2000", "-rounds", "10"}
+
+	// perf stat on tracefs uprobes at the same offsets.
+	var probes []string
+	for i, f := range funcs {
+		off, err := symbol.FuncOffset(cctopBin, workloadPkg+f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := fmt.Sprintf("p:cctoptest/f%d %s:%#x\n", i, cctopBin, off)
+		if err := appendFile(events, def); err != nil {
+			t.Skipf("cannot define a tracefs uprobe: %v", err)
+		}
+		probes = append(probes, fmt.Sprintf("cctoptest:f%d", i))
+		defer appendFile(events, fmt.Sprintf("-:cctoptest/f%d\n", i))
+	}
+	out, err := exec.Command("perf", append([]string{"stat", "-x,", "-e", strings.Join(probes, ","), cctopBin}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("perf stat: %v\n%s", err, out)
+	}
+	var perfTotal int64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 2 && strings.HasPrefix(f[2], "cctoptest:") {
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				t.Fatalf("perf stat line %q", line)
+			}
+			perfTotal += n
+		}
+	}
+
+	dir := t.TempDir()
+	var names []string
+	for _, f := range funcs {
+		names = append(names, workloadPkg+f)
+	}
+	_, stderr, code := runCctop(t, dir, append([]string{"record", "--trigger", "exact", "--calls", "uprobe:" + strings.Join(names, ","), "-o", "x.pb.gz", "--", cctopBin}, args...)...)
+	if code != 0 {
+		t.Fatalf("record exact: %s", stderr)
+	}
+	p := readProfile(t, filepath.Join(dir, "x.pb.gz"))
+	col := valueIndex(t, p, "calls")
+	var total int64
+	for _, s := range p.Sample {
+		total += s.Value[col]
+	}
+	// 10 rounds x (2000 + 2000 leaf calls + 2 phase calls)
+	if want := int64(10 * (4000 + 2)); perfTotal != want || total != want {
+		t.Errorf("exact mode counted %d calls, perf stat %d, the workload made %d", total, perfTotal, want)
+	}
+}
+
+func appendFile(path, s string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

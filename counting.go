@@ -1,0 +1,209 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
+)
+
+// countingFlags choose the trigger, the call counter and the correction.
+type countingFlags struct {
+	trigger   string
+	calls     string
+	alpha     float64
+	noDensity bool
+	noLatency bool
+}
+
+func (c *countingFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.trigger, "trigger", triggerTime, "sampling `TRIGGER`: time, calls or exact")
+	fs.StringVar(&c.calls, "calls", "auto", "call counter: auto, hw, none, or uprobe:`F1,F2`")
+	fs.Float64Var(&c.alpha, "alpha", correct.DefaultAlpha, "latency factor `ALPHA`")
+	fs.BoolVar(&c.noDensity, "no-density", false, "turn call-density correction off")
+	fs.BoolVar(&c.noLatency, "no-latency", false, "turn sampling-latency correction off")
+}
+
+// countingPlan is how calls get counted and samples weighted in one run.
+type countingPlan struct {
+	trigger string
+	source  hpm.Source
+	targets []hpm.Target
+	auto    bool          // uprobe targets come from the live profile
+	cost    time.Duration // measured cost of one uprobe hit (0: not measured)
+	params  correct.Params
+	binary  string // the target's executable, where uprobe names resolve
+	entries map[entryKey]bool
+}
+
+// dummyEvent counts nothing: it carries the target's sideband records
+// (mmaps, comms, forks) when the samples come from probes.
+var dummyEvent = sampler.EventSpec{Name: "dummy", Type: sampler.TypeSoftware, Config: 9}
+
+// callsPeriodDefault is N for --trigger calls without -c: one sample per
+// 1000 calls of the counted functions.
+const callsPeriodDefault = 1000
+
+// autoK is how many hot functions get a counting uprobe under --calls auto
+// without a PMU.
+const autoK = hpm.DefaultAutoK
+
+// planCounting checks the counting flags against the machine and fills the
+// sampler configuration: members for the time trigger, leaders for the
+// calls and exact triggers.
+func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*countingPlan, error) {
+	p := &countingPlan{trigger: cf.trigger, params: correct.Params{Density: !cf.noDensity, Latency: !cf.noLatency, Alpha: cf.alpha}}
+	switch cf.trigger {
+	case triggerTime, triggerCalls, triggerExact:
+	default:
+		return nil, usageError("unknown --trigger %q (time, calls or exact)", cf.trigger)
+	}
+	if cf.alpha < 0 {
+		return nil, usageError("--alpha must be >= 0")
+	}
+	mode, err := hpm.ParseMode(cf.calls)
+	if err != nil {
+		return nil, usageError("--calls: %v", err)
+	}
+	cpu := hpm.DetectCPU()
+	p.source, err = hpm.Choose(mode, cpu, hpm.ProbeHW(cpu))
+	if err != nil {
+		return nil, err
+	}
+	if p.source.Kind == "uprobe" {
+		if p.binary, err = targetBinary(*cfg); err != nil {
+			return nil, err
+		}
+		if len(p.source.Functions) > 0 {
+			targets, err := hpm.ResolveTargets(p.binary, p.source.Functions)
+			if err != nil {
+				return nil, err
+			}
+			p.targets, p.entries = placeProbes(targets)
+		} else {
+			p.auto = true
+		}
+	}
+
+	switch cf.trigger {
+	case triggerTime:
+		switch {
+		case p.source.Kind == "hw":
+			cfg.Members = []sampler.EventSpec{p.source.Events[0].Spec()}
+		case p.source.Kind == "uprobe" && !p.auto:
+			for _, t := range p.targets {
+				cfg.Members = append(cfg.Members, t.Spec())
+			}
+		}
+	case triggerCalls, triggerExact:
+		period := uint64(1)
+		if cf.trigger == triggerCalls {
+			period = callsPeriodDefault
+			if periodSet {
+				period = cfg.Period
+			}
+		}
+		switch {
+		case p.source.Kind == "hw" && cf.trigger == triggerCalls:
+			cfg.Leader, cfg.Freq, cfg.Period = p.source.Events[0].Spec(), 0, period
+		case p.source.Kind == "uprobe" && !p.auto:
+			// The probes watch every task and the sampler keeps the
+			// target's hits: a probe opened per thread would miss a new
+			// thread's first calls (uprobe events are not inherited). The
+			// primary group is a dummy event that only tracks the target.
+			cfg.Leader, cfg.Freq, cfg.Period = dummyEvent, 0, 1
+			cfg.Extra = nil
+			for _, t := range p.targets {
+				cfg.Extra = append(cfg.Extra, sampler.Group{Leader: t.Spec(), Period: period, AllTasks: true})
+			}
+		default:
+			return nil, usageError("--trigger %s needs the functions to probe: give --calls uprobe:F1,F2", cf.trigger)
+		}
+		// Probe hits are user-space events; their kernel frames are only
+		// the trap handling.
+		cfg.UserOnly = true
+		if cf.trigger == triggerExact {
+			cfg.RingPages = 1024 // every call is a record: a lost one breaks exactness
+		}
+	}
+	if p.source.Kind == "uprobe" {
+		if c, err := hpm.MeasureUprobeCostAfterStackCheck(2000); err == nil {
+			p.cost = c
+		}
+	}
+	return p, nil
+}
+
+// targetBinary is the executable whose functions --calls uprobe:F names.
+func targetBinary(cfg sampler.Config) (string, error) {
+	var path string
+	if cfg.PID > 0 {
+		p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.PID))
+		if err != nil {
+			return "", &noProcessErr{cfg.PID}
+		}
+		path = strings.TrimSuffix(p, " (deleted)")
+	} else {
+		p, err := exec.LookPath(cfg.Argv[0])
+		if err != nil {
+			return "", fmt.Errorf("command not found: %s", cfg.Argv[0])
+		}
+		path = p
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return path, nil
+}
+
+type noProcessErr struct{ pid int }
+
+func (e *noProcessErr) Error() string { return fmt.Sprintf("no such process: %d", e.pid) }
+
+// placeProbes moves each Go probe past its function's stack check, where a
+// hit costs a tenth (the kernel emulates the PUSHQ BP there instead of
+// single-stepping the check) and where a call that grows its stack passes
+// once, not twice. It returns the targets and where the probes sit the way
+// frames name addresses, so that a clock sample landing on a probe can get
+// its caller back from the stack word.
+func placeProbes(targets []hpm.Target) ([]hpm.Target, map[entryKey]bool) {
+	m := map[entryKey]bool{}
+	out := make([]hpm.Target, len(targets))
+	for i, t := range targets {
+		moved, d := t.AfterStackCheck()
+		out[i] = moved
+		if vaddr, _, err := symbol.FuncLocation(t.Path, t.Func); err == nil {
+			m[entryKey{t.Path, vaddr + d}] = true
+		}
+	}
+	return out, m
+}
+
+// describe is the counter line of summaries and profile comments.
+func (p *countingPlan) describe() string {
+	s := hpm.Describe(p.source, p.cost)
+	if p.auto && len(p.targets) > 0 {
+		names := make([]string, len(p.targets))
+		for i, t := range p.targets {
+			names[i] = t.Func
+		}
+		s += "; armed on " + strings.Join(names, ", ")
+	}
+	return s
+}
+
+// hasCalls says whether the run produces call estimates at all.
+func (p *countingPlan) hasCalls() bool {
+	return p.trigger != triggerTime || p.source.Kind != "none"
+}

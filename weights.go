@@ -1,0 +1,142 @@
+package main
+
+import (
+	"math"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/sampler"
+)
+
+// trigger kinds (design §2).
+const (
+	triggerTime  = "time"
+	triggerCalls = "calls"
+	triggerExact = "exact"
+)
+
+// stream is one sampling stream: a thread on one CPU. cctop's events are
+// per (thread, CPU), and a per-CPU event counts only while its thread runs
+// on that CPU, so consecutive samples of one stream measure one interval of
+// leader and counters, while two samples of a thread on different CPUs
+// relate to nothing.
+type stream struct {
+	tid, cpu uint32
+}
+
+// weighing turns each sample's group read into a log entry, and the log into
+// the tree's call estimates.
+type weighing struct {
+	trigger string
+	event   func(id uint64) (sampler.EventRef, bool)
+	streams map[stream]*correct.Thread
+	threads map[uint32]int32 // tid -> dense index
+	tids    []uint32         // dense index -> tid
+	log     *correct.Log
+	// generation of the sampler's event set the streams were measured on
+	generation int
+}
+
+func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *weighing {
+	return &weighing{
+		trigger: trigger,
+		event:   event,
+		streams: map[stream]*correct.Thread{},
+		threads: map[uint32]int32{},
+		log:     correct.NewLog(0),
+	}
+}
+
+// reset forgets every stream's base: the event set was replaced and all
+// counters restarted from zero.
+func (w *weighing) reset(generation int) {
+	w.generation = generation
+	clear(w.streams)
+}
+
+func (w *weighing) threadIndex(tid uint32) int32 {
+	if i, ok := w.threads[tid]; ok {
+		return i
+	}
+	i := int32(len(w.tids))
+	w.threads[tid] = i
+	w.tids = append(w.tids, tid)
+	return i
+}
+
+// add logs the sample r that landed in node.
+func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
+	th := w.threadIndex(r.TID)
+	switch w.trigger {
+	case triggerCalls, triggerExact:
+		// The sample sits on a call event and stands for the Period calls
+		// since the previous one: unbiased by construction.
+		w.log.Append(correct.Entry{Node: int32(node), Edge: -1, Thread: th, Calls: float32(r.Period), Lambda: 0, Latency: -1})
+		return
+	}
+	rd := correct.Reading{Time: r.Time, Period: r.Period}
+	for _, v := range r.Values {
+		ref, ok := w.event(v.ID)
+		if !ok || ref.Group != 0 {
+			continue
+		}
+		if ref.Member == 0 {
+			rd.Leader = v.Value
+		} else {
+			rd.Calls += v.Value
+			rd.HasCalls = true
+		}
+	}
+	// Enabled/Running stay 0: for a per-CPU event they also run while the
+	// thread is on another CPU, which is not multiplexing, and scaling by
+	// them would count those calls twice. Counters that fit the PMU are
+	// not multiplexed.
+	k := stream{r.TID, r.CPU}
+	st := w.streams[k]
+	if st == nil {
+		// Events count from zero in a new thread (inherited) and from
+		// their opening in a thread that existed: the first sample's
+		// interval runs from there.
+		st = &correct.Thread{StartsAtZero: true}
+		w.streams[k] = st
+	}
+	w.log.Append(correct.EntryOf(int32(node), -1, th, st.Next(rd)))
+}
+
+// apply sets the tree's call estimates from the log: Calls under the
+// density weight, CallsAdj under density and latency with alpha.
+func (w *weighing) apply(t *cct.Tree, alpha float64) {
+	t.ClearCalls()
+	dens := correct.Params{Density: true}
+	both := correct.Params{Density: true, Latency: true, Alpha: alpha}
+	type key struct {
+		node   int32
+		thread int32
+	}
+	sums := map[key][2]float64{}
+	for i := 0; i < w.log.Len(); i++ {
+		e := w.log.At(i)
+		if e.Node < 0 {
+			continue
+		}
+		k := key{e.Node, e.Thread}
+		s := sums[k]
+		s[0] += correct.Weight(dens, float64(e.Calls), float64(e.Lambda), float64(e.Latency))
+		s[1] += correct.Weight(both, float64(e.Calls), float64(e.Lambda), float64(e.Latency))
+		sums[k] = s
+	}
+	for k, s := range sums {
+		t.AddSelf(cct.NodeID(k.node), w.tids[k.thread], cct.Metrics{Calls: int64(math.Round(s[0])), CallsAdj: int64(math.Round(s[1]))})
+	}
+}
+
+// unknownCalls counts logged samples that carry no call count.
+func (w *weighing) unknownCalls() int {
+	n := 0
+	for i := 0; i < w.log.Len(); i++ {
+		if w.log.At(i).Calls < 0 {
+			n++
+		}
+	}
+	return n
+}

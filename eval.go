@@ -34,9 +34,9 @@ const workloadPkg = "github.com/cctop/cctop/workload."
 var evalWorkloads = []evalWorkload{
 	{"density", []string{"-size", "4000", "-calls", "3000", "-rounds", "20"},
 		[]string{"densityPhaseC", "densityPhaseD", "densityLeaf"}},
-	{"latency", []string{"-threads", "4", "-size", "2000", "-calls", "20", "-outside", "20000", "-rounds", "150"},
+	{"latency", []string{"-threads", "4", "-size", "20000", "-calls", "50", "-outside", "0", "-rounds", "60"},
 		[]string{"latencySiteA", "latencySiteB", "latencyLeaf", "latencyOutside"}},
-	{"recursive", []string{"-depth", "40", "-size", "4000", "-width", "4", "-branch", "3", "-levels", "2", "-rounds", "150"},
+	{"recursive", []string{"-depth", "40", "-size", "20000", "-width", "4", "-branch", "3", "-levels", "2", "-rounds", "800"},
 		[]string{"recursiveDeep", "recursiveBottom", "recursiveWide", "wideLeaf0", "wideLeaf1", "wideLeaf2", "wideLeaf3"}},
 }
 

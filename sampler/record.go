@@ -562,3 +562,24 @@ func SplitChain(chain []uint64) (kernel, user []uint64) {
 	flush(len(chain))
 	return kernel, user
 }
+
+// Decoder decodes raw ring records of one Format; it is what the sampler
+// uses, exported for recorded records (tests, replay) and fuzzing.
+type Decoder struct{ d *decoder }
+
+// NewDecoder returns a decoder for records of format f.
+func NewDecoder(f Format) *Decoder { return &Decoder{newDecoder(f)} }
+
+// Decode decodes one record. ok is false for record types cctop does not
+// use. r's slices alias the decoder's buffers until the next call.
+func (d *Decoder) Decode(raw []byte, r *Record) (ok bool, err error) { return d.d.decode(raw, r) }
+
+// SessionFormat is the format of the primary group's samples as Open sets
+// it up (without uprobe stack words).
+func SessionFormat() Format {
+	return Format{
+		SampleType:  sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRead | sampleCallchain,
+		ReadFormat:  readGroup | readID | readTotalTimeEnabled | readTotalTimeRunning,
+		SampleIDAll: true,
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
 )
@@ -82,11 +83,37 @@ func doctorChecks() []check {
 	}
 	cs = append(cs, hw)
 
-	cs = append(cs, uprobeCheck())
+	up := uprobeCheck()
+	cs = append(cs, up)
+	cs = append(cs, callCounterCheck(up.ok))
 
 	cs = append(cs, kallsymsCheck())
 	cs = append(cs, ptraceCheck())
 	return cs
+}
+
+// callCounterCheck says which call counter density correction will use
+// here (--calls auto): the hardware event for this CPU, or the uprobe
+// fallback and what a hit costs.
+func callCounterCheck(uprobes bool) check {
+	c := check{name: "call counter"}
+	cpu := hpm.DetectCPU()
+	src, err := hpm.Choose(hpm.Mode{Kind: "auto"}, cpu, hpm.ProbeHW(cpu))
+	switch {
+	case err != nil:
+		c.detail = err.Error()
+	case src.Kind == "hw":
+		c.ok = true
+		c.detail = hpm.Describe(src, 0)
+	case src.Kind == "uprobe" && uprobes:
+		cost, _ := hpm.MeasureUprobeCostAfterStackCheck(2000)
+		c.ok = true
+		c.detail = "hardware counters absent; fallback in use: " + hpm.Describe(src, cost)
+	default:
+		c.detail = "no hardware call counter and no uprobes: density correction is unavailable (record with --calls none)"
+		c.fix = "run as root or grant CAP_PERFMON for the uprobe fallback"
+	}
+	return c
 }
 
 // doctorProbeTarget is where the doctor puts a uprobe to see it fire.

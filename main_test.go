@@ -133,6 +133,12 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("running as root with a uprobe PMU, but: %q", up)
 		}
 	}
+	cc := line("call counter")
+	if sampler.ProbeEvent(cycles, true) != nil && strings.Contains(up, " ok ") {
+		if !strings.Contains(cc, "hardware counters absent") || !strings.Contains(cc, "uprobes") || !strings.Contains(cc, "per hit") {
+			t.Errorf("without a PMU the doctor must name the uprobe fallback and its cost: %q", cc)
+		}
+	}
 	line("perf_event_paranoid")
 	line("kernel")
 }

@@ -38,7 +38,7 @@ func TestEval(t *testing.T) {
 			}
 			AlphaSweep []struct{ Alpha, Overlap float64 } `json:"alpha_sweep"`
 			LatencyNS  map[string]float64                 `json:"latency_ns"`
-			ExactOK    bool                                `json:"exact_matches_workload_counts"`
+			ExactOK    bool                               `json:"exact_matches_workload_counts"`
 		}
 	}
 	if err := json.Unmarshal(b, &got); err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cctop/cctop/hpm"
@@ -16,12 +18,25 @@ type armer struct {
 	start   time.Time
 	lastArm time.Time
 	armed   []string
+	targets []hpm.Target // as armed, in member order
 	warmup  time.Duration
 	rearm   time.Duration
+	// budget is the share of the target's CPU time counting may cost: a
+	// probe on a function called millions of times a second would slow the
+	// target many times over. The busiest probe goes first.
+	budget float64
+	banned     map[string]bool
+	overBudget int
+	giveUp     bool
+	notes      []string
 }
 
+// autoBudget is the default overhead budget of automatic counters.
+const autoBudget = 0.05
+
 func newArmer(plan *countingPlan) *armer {
-	return &armer{plan: plan, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second}
+	return &armer{plan: plan, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
+		budget: autoBudget, banned: map[string]bool{}}
 }
 
 // due reports whether the counters should be (re)armed now.
@@ -32,6 +47,29 @@ func (a *armer) due(b *builder) bool {
 	now := time.Now()
 	if a.armed == nil {
 		return now.Sub(a.start) >= a.warmup && b.samples >= 50
+	}
+	if len(a.targets) > 0 && now.Sub(a.lastArm) >= 200*time.Millisecond && b.weights != nil && b.weights.clockTime > 50e6 {
+		if ov := b.weights.overhead(a.plan.cost); ov > a.budget {
+			// Every probe over its share of the budget goes at once; after
+			// two such rounds the hot functions are all too busy to count.
+			share := a.budget / float64(len(a.targets))
+			var dropped []string
+			for m, h := range b.weights.hits {
+				if m >= 1 && m <= len(a.targets) && float64(h)*float64(a.plan.cost.Nanoseconds()) > share*float64(b.weights.clockTime) {
+					a.banned[a.targets[m-1].Func] = true
+					dropped = append(dropped, a.targets[m-1].Func)
+				}
+			}
+			slices.Sort(dropped)
+			a.overBudget++
+			a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost about %.0f%% of the target's CPU time (budget %.0f%%): not counted any more",
+				strings.Join(dropped, ", "), 100*ov, 100*a.budget))
+			if a.overBudget >= 2 {
+				a.giveUp = true
+				a.notes = append(a.notes, "the hottest functions are called too often to count with uprobes within budget: density correction is off for the rest of the run (name cheaper functions with --calls uprobe:F)")
+			}
+			return true
+		}
 	}
 	if now.Sub(a.lastArm) < a.rearm {
 		return false
@@ -47,7 +85,16 @@ func (a *armer) pick(b *builder) []hpm.Target {
 		fn := b.tree.Func(f.Func)
 		flat = append(flat, hpm.FuncSample{Name: fn.Name, Module: fn.Module, Self: f.Self.Samples})
 	}
-	return hpm.HottestFunctions(flat, autoK)
+	if a.giveUp {
+		return nil
+	}
+	var keep []hpm.FuncSample
+	for _, f := range flat {
+		if !a.banned[f.Name] {
+			keep = append(keep, f)
+		}
+	}
+	return hpm.HottestFunctions(keep, autoK)
 }
 
 // arm re-opens the events with counters on targets.
@@ -62,7 +109,11 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	}
 	a.lastArm = time.Now()
 	a.armed = names(targets)
+	a.targets = targets
 	a.plan.targets = targets
+	if len(targets) == 0 {
+		a.plan.targets = nil
+	}
 	a.plan.entries = entries
 	b.entries = a.plan.entries
 	if b.weights != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
 )
@@ -179,4 +180,40 @@ func appendFile(path, s string) error {
 		err = cerr
 	}
 	return err
+}
+
+// TestAutoCountersBudget: without a PMU, --calls auto arms uprobes on the
+// hottest functions, keeps them when they are cheap enough, and drops them
+// when their hits cost more than the budget.
+func TestAutoCountersBudget(t *testing.T) {
+	skipIfNoUprobes(t)
+	if hpm.ProbeHW(hpm.DetectCPU()) == nil {
+		t.Skip("this machine has a hardware call counter: auto uses it")
+	}
+	dir := t.TempDir()
+	// 44 µs per leaf call: a sub-µs probe hit is about 1.5% of it.
+	_, cheap, code := runCctop(t, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-duration", "2s")
+	if code != 0 {
+		t.Fatalf("record: %s", cheap)
+	}
+	if !strings.Contains(cheap, "armed on github.com/cctop/cctop/workload.densityLeaf") || strings.Contains(cheap, "not counted") {
+		t.Errorf("a cheap leaf should stay counted:\n%s", cheap)
+	}
+	p := readProfile(t, filepath.Join(dir, "a.pb.gz"))
+	col := valueIndex(t, p, "calls")
+	var calls int64
+	for _, s := range p.Sample {
+		calls += s.Value[col]
+	}
+	if calls == 0 {
+		t.Error("calls/count is empty with the counter armed")
+	}
+	// 1.3 µs per leaf call: counting every call would cost about half.
+	_, costly, code := runCctop(t, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "2s")
+	if code != 0 {
+		t.Fatalf("record: %s", costly)
+	}
+	if !strings.Contains(costly, "counting calls to github.com/cctop/cctop/workload.densityLeaf") || !strings.Contains(costly, "not counted") {
+		t.Errorf("a leaf called every 1.3 µs must be dropped for its cost:\n%s", costly)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"flag"
 	"fmt"
 	"os"
@@ -135,9 +136,7 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*count
 		}
 	}
 	if p.source.Kind == "uprobe" {
-		if c, err := hpm.MeasureUprobeCostAfterStackCheck(2000); err == nil {
-			p.cost = c
-		}
+		p.cost = probeCost(p.binary)
 	}
 	return p, nil
 }
@@ -206,4 +205,32 @@ func (p *countingPlan) describe() string {
 // hasCalls says whether the run produces call estimates at all.
 func (p *countingPlan) hasCalls() bool {
 	return p.trigger != triggerTime || p.source.Kind != "none"
+}
+
+// probeCost is what a counting uprobe hit costs in binary. In Go code the
+// probe sits on a PUSHQ BP, which the kernel emulates; elsewhere the first
+// instruction may have to be single-stepped, which costs far more on some
+// machines (about 10 µs in a VM), and the budget must assume the worst.
+func probeCost(binary string) time.Duration {
+	cheap, err := hpm.MeasureUprobeCostAfterStackCheck(2000)
+	if err != nil {
+		return 0
+	}
+	if isGoBinary(binary) {
+		return cheap
+	}
+	if slow, err := hpm.MeasureUprobeCost(500); err == nil && slow > cheap {
+		return slow
+	}
+	return cheap
+}
+
+// isGoBinary reports whether path carries Go's symbol table.
+func isGoBinary(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil
 }

@@ -81,6 +81,15 @@ func (b *builder) handle(batch *sampler.Batch) {
 	}
 }
 
+// atProbe reports whether a sample's first user frame sits on a counting
+// probe, where the frame-pointer chain does not have the caller yet, or one
+// byte past it: int3 is a trap, so a sample taken while the probe is handled
+// sees that IP, as does one taken after the probed PUSHQ BP ran (or was
+// emulated). Record.CallerAtEntry tells the two stack layouts apart.
+func (b *builder) atProbe(f symbol.Frame) bool {
+	return b.entries[entryKey{f.Module, f.Addr}] || b.entries[entryKey{f.Module, f.Addr - 1}]
+}
+
 func (b *builder) sample(r *sampler.Record) {
 	if b.firstTime == 0 {
 		b.firstTime = r.Time
@@ -107,10 +116,9 @@ func (b *builder) sample(r *sampler.Record) {
 		}
 		n := len(b.frames)
 		b.frames = b.res.Lookup(int(r.PID), pc, b.frames)
-		if i == 0 && r.HasStackWord && len(b.entries) > 0 && len(b.frames) > n {
-			f := b.frames[n]
-			if b.entries[entryKey{f.Module, f.Addr}] && (len(user) < 2 || user[1] != r.StackWord) {
-				b.frames = b.res.Lookup(int(r.PID), r.StackWord-1, b.frames)
+		if i == 0 && len(b.entries) > 0 && len(b.frames) > n && b.atProbe(b.frames[n]) {
+			if ret, ok := r.CallerAtEntry(); ok && (len(user) < 2 || user[1] != ret) {
+				b.frames = b.res.Lookup(int(r.PID), ret-1, b.frames)
 			}
 		}
 	}

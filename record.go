@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"context"
 	"flag"
 	"fmt"
@@ -120,13 +121,12 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *countingPlan, s
 		if !armNow || ctx.Err() != nil || sess.Exited() {
 			break
 		}
-		if targets := arm.pick(b); len(targets) > 0 {
-			if err := arm.arm(sess, b, targets); err != nil {
-				rec.notes = append(rec.notes, "counting uprobes not armed: "+err.Error())
-				plan.auto = false
-			}
+		if err := arm.arm(sess, b, arm.pick(b)); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
+			rec.notes = append(rec.notes, "counting uprobes not armed: "+err.Error())
+			plan.auto = false
 		}
 	}
+	rec.notes = append(rec.notes, arm.notes...)
 	b.afterBatch = nil
 	if len(cfg.Argv) > 0 && !sess.Exited() {
 		sess.Stop(2 * time.Second)
@@ -247,8 +247,12 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	if rec.plan != nil {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
 		if b.weights != nil && rec.plan.trigger == triggerTime {
+			if rec.plan.cost > 0 && b.weights.clockTime > 0 && len(rec.plan.targets) > 0 {
+				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time (%d probe hits at %s)\n",
+					100*b.weights.overhead(rec.plan.cost), b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
+			}
 			if n := b.weights.unknownCalls(); n > 0 {
-				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken before the counters were armed); they weigh 0 in calls/count\n", n)
+				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)
 			}
 		}
 	}

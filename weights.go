@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"time"
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/correct"
@@ -35,14 +36,21 @@ type weighing struct {
 	log     *correct.Log
 	// generation of the sampler's event set the streams were measured on
 	generation int
+	// What counting costs: hits per counter (member index) and the clock
+	// time sampled, since the last reset.
+	hits      map[int]uint64
+	prevHits  map[stream][]uint64
+	clockTime uint64
 }
 
 func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *weighing {
 	return &weighing{
 		trigger: trigger,
 		event:   event,
-		streams: map[stream]*correct.Thread{},
-		threads: map[uint32]int32{},
+		streams:  map[stream]*correct.Thread{},
+		threads:  map[uint32]int32{},
+		hits:     map[int]uint64{},
+		prevHits: map[stream][]uint64{},
 		log:     correct.NewLog(0),
 	}
 }
@@ -52,6 +60,9 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *w
 func (w *weighing) reset(generation int) {
 	w.generation = generation
 	clear(w.streams)
+	clear(w.hits)
+	clear(w.prevHits)
+	w.clockTime = 0
 }
 
 func (w *weighing) threadIndex(tid uint32) int32 {
@@ -75,6 +86,8 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		return
 	}
 	rd := correct.Reading{Time: r.Time, Period: r.Period}
+	k := stream{r.TID, r.CPU}
+	prev := w.prevHits[k]
 	for _, v := range r.Values {
 		ref, ok := w.event(v.ID)
 		if !ok || ref.Group != 0 {
@@ -82,16 +95,24 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		}
 		if ref.Member == 0 {
 			rd.Leader = v.Value
-		} else {
-			rd.Calls += v.Value
-			rd.HasCalls = true
+			continue
 		}
+		rd.Calls += v.Value
+		rd.HasCalls = true
+		for len(prev) <= ref.Member {
+			prev = append(prev, 0)
+		}
+		if v.Value >= prev[ref.Member] {
+			w.hits[ref.Member] += v.Value - prev[ref.Member]
+		}
+		prev[ref.Member] = v.Value
 	}
+	w.prevHits[k] = prev
+	w.clockTime += r.Period
 	// Enabled/Running stay 0: for a per-CPU event they also run while the
 	// thread is on another CPU, which is not multiplexing, and scaling by
 	// them would count those calls twice. Counters that fit the PMU are
 	// not multiplexed.
-	k := stream{r.TID, r.CPU}
 	st := w.streams[k]
 	if st == nil {
 		// Events count from zero in a new thread (inherited) and from
@@ -139,4 +160,33 @@ func (w *weighing) unknownCalls() int {
 		}
 	}
 	return n
+}
+
+// overhead is the share of the sampled clock time that counting cost, at
+// cost per hit, since the last reset.
+func (w *weighing) overhead(cost time.Duration) float64 {
+	if w.clockTime == 0 {
+		return 0
+	}
+	return float64(w.totalHits()) * float64(cost.Nanoseconds()) / float64(w.clockTime)
+}
+
+func (w *weighing) totalHits() uint64 {
+	var n uint64
+	for _, h := range w.hits {
+		n += h
+	}
+	return n
+}
+
+// busiest is the counter with the most hits since the last reset (member
+// index, 1-based), or 0.
+func (w *weighing) busiest() int {
+	best, most := 0, uint64(0)
+	for m, h := range w.hits {
+		if h > most || (h == most && m < best) {
+			best, most = m, h
+		}
+	}
+	return best
 }

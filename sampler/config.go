@@ -1,9 +1,13 @@
 package sampler
 
 import (
+	"errors"
 	"io"
 	"time"
 )
+
+// ErrNoProcess matches errors about a target (or thread) that is gone.
+var ErrNoProcess = errors.New("no such process")
 
 // Config says what to sample and how.
 type Config struct {

@@ -125,9 +125,13 @@ type Record struct {
 	IP     uint64
 	Period uint64
 	// StackWord is the user stack's top word (the return address at a
-	// function's entry), when HasStackWord.
-	StackWord    uint64
-	HasStackWord bool
+	// function's entry), when HasStackWord; StackWord2 the next one, when
+	// HasStackWord2. UserFP is the user frame-pointer register (BP, x29)
+	// at the sample, when HasUserFP.
+	StackWord, StackWord2       uint64
+	HasStackWord, HasStackWord2 bool
+	UserFP                      uint64
+	HasUserFP                   bool
 	Chain        []uint64 // raw callchain with context markers
 	TimeEnabled  uint64   // group read
 	TimeRunning  uint64
@@ -446,7 +450,12 @@ func (d *decoder) sample(c *cursor, r *Record) {
 				return
 			}
 			for i := 0; i < n; i++ {
-				c.u64()
+				v := c.u64()
+				// Registers come in bit order; the frame pointer is the
+				// lowest bit of the masks cctop uses.
+				if i == 0 && d.cur.RegsUser == entryRegsMask {
+					r.UserFP, r.HasUserFP = v, true
+				}
 			}
 		}
 	}
@@ -465,11 +474,28 @@ func (d *decoder) sample(c *cursor, r *Record) {
 		}
 		if len(stack) >= 8 {
 			r.StackWord, r.HasStackWord = binary.NativeEndian.Uint64(stack), true
-			if d.cur.EntryProbe {
-				d.insertCaller(r, r.StackWord)
-			}
+		}
+		if len(stack) >= 16 {
+			r.StackWord2, r.HasStackWord2 = binary.NativeEndian.Uint64(stack[8:]), true
+		}
+		if ret, ok := r.CallerAtEntry(); ok && d.cur.EntryProbe {
+			d.insertCaller(r, ret)
 		}
 	}
+}
+
+// CallerAtEntry is the caller's return address of a sample taken at a
+// function's entry or just after its one-byte PUSHQ BP (where a trap on
+// that instruction reports the user IP): the word at SP, or the next one
+// when the word at SP is the frame pointer just pushed.
+func (r *Record) CallerAtEntry() (uint64, bool) {
+	if !r.HasStackWord {
+		return 0, false
+	}
+	if r.HasUserFP && r.HasStackWord2 && r.StackWord == r.UserFP {
+		return r.StackWord2, true
+	}
+	return r.StackWord, true
 }
 
 // insertCaller puts ret, the return address found at SP on a function's

@@ -140,7 +140,7 @@ func (s *Session) buildAttrs() error {
 			// counting uprobe is being handled.
 			a.Sample_type |= sampleRegsUser | sampleStackUser
 			a.Sample_regs_user = entryRegsMask
-			a.Sample_stack_user = 8
+			a.Sample_stack_user = 16
 			ga.entry = g.Leader.UprobePath != ""
 		}
 		ga.allTasks = g.AllTasks && gi > 0
@@ -710,3 +710,6 @@ func paranoid() string {
 type noProcessError struct{ id int }
 
 func (e *noProcessError) Error() string { return fmt.Sprintf("no such process: %d", e.id) }
+
+// Is makes errors.Is(err, ErrNoProcess) true.
+func (e *noProcessError) Is(target error) bool { return target == ErrNoProcess }

@@ -24,7 +24,7 @@ type armer struct {
 	// budget is the share of the target's CPU time counting may cost: a
 	// probe on a function called millions of times a second would slow the
 	// target many times over. The busiest probe goes first.
-	budget float64
+	budget     float64
 	banned     map[string]bool
 	overBudget int
 	giveUp     bool

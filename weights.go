@@ -45,13 +45,13 @@ type weighing struct {
 
 func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *weighing {
 	return &weighing{
-		trigger: trigger,
-		event:   event,
+		trigger:  trigger,
+		event:    event,
 		streams:  map[stream]*correct.Thread{},
 		threads:  map[uint32]int32{},
 		hits:     map[int]uint64{},
 		prevHits: map[stream][]uint64{},
-		log:     correct.NewLog(0),
+		log:      correct.NewLog(0),
 	}
 }
 

@@ -132,10 +132,10 @@ type Record struct {
 	HasStackWord, HasStackWord2 bool
 	UserFP                      uint64
 	HasUserFP                   bool
-	Chain        []uint64 // raw callchain with context markers
-	TimeEnabled  uint64   // group read
-	TimeRunning  uint64
-	Values       []Value
+	Chain                       []uint64 // raw callchain with context markers
+	TimeEnabled                 uint64   // group read
+	TimeRunning                 uint64
+	Values                      []Value
 
 	// KindMmap (MMAP and MMAP2)
 	Addr, Len, PgOff uint64

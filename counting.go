@@ -147,7 +147,7 @@ func targetBinary(cfg sampler.Config) (string, error) {
 	if cfg.PID > 0 {
 		p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.PID))
 		if err != nil {
-			return "", &noProcessErr{cfg.PID}
+			return "", fmt.Errorf("%w: %d", sampler.ErrNoProcess, cfg.PID)
 		}
 		path = strings.TrimSuffix(p, " (deleted)")
 	} else {
@@ -165,10 +165,6 @@ func targetBinary(cfg sampler.Config) (string, error) {
 	}
 	return path, nil
 }
-
-type noProcessErr struct{ pid int }
-
-func (e *noProcessErr) Error() string { return fmt.Sprintf("no such process: %d", e.pid) }
 
 // placeProbes moves each Go probe past its function's stack check, where a
 // hit costs a tenth (the kernel emulates the PUSHQ BP there instead of

@@ -29,6 +29,13 @@ func (s *Session) attach() error {
 		}
 		return err
 	}
+	return s.openAllThreads()
+}
+
+// openAllThreads opens events on every thread of the target, walking the
+// thread list again until no thread appeared meanwhile, then the AllTasks
+// groups.
+func (s *Session) openAllThreads() error {
 	for round := 0; round < 10; round++ {
 		added, err := s.scanThreads()
 		if err != nil {
@@ -39,7 +46,7 @@ func (s *Session) attach() error {
 		}
 	}
 	if len(s.tidFDs) == 0 {
-		return &noProcessError{pid}
+		return &noProcessError{s.pid}
 	}
 	return s.openAllTasks()
 }

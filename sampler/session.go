@@ -598,14 +598,7 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 	for fd := range s.owners {
 		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	}
-	for _, fds := range s.tidFDs {
-		closeAll(fds)
-	}
-	closeAll(s.cpuFDs)
-	s.cpuFDs = nil
-	for _, r := range s.rings {
-		r.close()
-	}
+	s.closeEvents()
 	s.rings, s.ringFD, s.owners, s.tidFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}
 	s.ids = map[uint64]EventRef{}
 	s.cfg.Members = members
@@ -614,19 +607,7 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 		return err
 	}
 	s.generation++
-	for round := 0; round < 10; round++ {
-		added, err := s.scanThreads()
-		if err != nil {
-			return err
-		}
-		if added == 0 {
-			break
-		}
-	}
-	if len(s.tidFDs) == 0 {
-		return &noProcessError{s.pid}
-	}
-	return s.openAllTasks()
+	return s.openAllThreads()
 }
 
 // Generation counts Reconfigure calls: records of a new generation carry
@@ -672,6 +653,18 @@ func (s *Session) Close() error {
 		<-s.waitErr
 		s.exited.Store(true)
 	}
+	s.closeEvents()
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+	}
+	if s.epfd >= 0 {
+		unix.Close(s.epfd)
+	}
+	return nil
+}
+
+// closeEvents closes every event and unmaps every ring.
+func (s *Session) closeEvents() {
 	for _, fds := range s.tidFDs {
 		closeAll(fds)
 	}
@@ -680,13 +673,6 @@ func (s *Session) Close() error {
 		r.close()
 	}
 	s.tidFDs, s.rings, s.ringFD, s.cpuFDs = nil, nil, nil, nil
-	if s.pidfd >= 0 {
-		unix.Close(s.pidfd)
-	}
-	if s.epfd >= 0 {
-		unix.Close(s.epfd)
-	}
-	return nil
 }
 
 func (s *Session) watchExit(pid int) error {

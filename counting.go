@@ -72,7 +72,7 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*count
 	}
 	mode, err := hpm.ParseMode(cf.calls)
 	if err != nil {
-		return nil, usageError("--calls: %v", err)
+		return nil, usageError("%v", err)
 	}
 	cpu := hpm.DetectCPU()
 	p.source, err = hpm.Choose(mode, cpu, hpm.ProbeHW(cpu))

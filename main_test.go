@@ -78,6 +78,12 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"record", "-o", "/nonexistent-dir/x.pb.gz", "--", "true"}, 1, "cannot write /nonexistent-dir/x.pb.gz"},
 		{[]string{"workload", "nosuch"}, 2, "nosuch"},
 		{[]string{"doctor", "extra"}, 2, "doctor takes no arguments"},
+		{[]string{"record", "--trigger", "bogus", "--", "true"}, 2, `unknown --trigger "bogus"`},
+		{[]string{"record", "--trigger", "exact", "--calls", "none", "--", "true"}, 2, "--trigger exact needs the functions to probe"},
+		{[]string{"record", "--calls", "uprobe:", "--", "true"}, 2, "no functions given"},
+		{[]string{"record", "--calls", "sometimes", "--", "true"}, 2, "--calls"},
+		{[]string{"record", "--alpha", "-1", "--", "true"}, 2, "--alpha must be >= 0"},
+		{[]string{"eval", "--workload", "nope"}, 2, `unknown --workload "nope"`},
 	}
 	for _, c := range cases {
 		_, stderr, code := runCctop(t, dir, c.args...)
@@ -93,7 +99,11 @@ func TestCLIErrors(t *testing.T) {
 	}
 	cycles, _ := sampler.ParseEvent("cycles")
 	if sampler.ProbeEvent(cycles, true) != nil {
-		_, stderr, code := runCctop(t, dir, "record", "-e", "cycles", "--", "true")
+		_, stderr, code := runCctop(t, dir, "record", "--calls", "hw", "--", "true")
+		if code != 1 || !strings.Contains(stderr, "--calls hw: no hardware PMU here") {
+			t.Errorf("record --calls hw without a PMU: exit %d, %q", code, stderr)
+		}
+		_, stderr, code = runCctop(t, dir, "record", "-e", "cycles", "--", "true")
 		if code != 1 || !strings.Contains(stderr, "no hardware PMU") || !strings.Contains(stderr, "-e cpu-clock") {
 			t.Errorf("record -e cycles without a PMU: exit %d, %q", code, stderr)
 		}

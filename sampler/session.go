@@ -31,6 +31,8 @@ type Session struct {
 	procs      map[int]bool // the target's processes
 	groups     []groupAttrs
 	generation int
+	leaders    []int  // group leader descriptors, for pause and resume
+	idle       func() // called on every wake of Run
 	epfd       int
 	pidfd      int
 	pid        int
@@ -312,6 +314,7 @@ func (s *Session) openThread(tid int) error {
 			if err := s.recordID(fd, gi, 0); err != nil {
 				return fail(err)
 			}
+			s.leaders = append(s.leaders, fd)
 			for mi := range g.members {
 				ma := g.members[mi]
 				mfd, err := unix.PerfEventOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
@@ -427,6 +430,7 @@ func (s *Session) openAllTasks() error {
 				return fmt.Errorf("%s on CPU %d: %w", g.name, cpu, s.openErr(err, -1))
 			}
 			s.cpuFDs = append(s.cpuFDs, fd)
+			s.leaders = append(s.leaders, fd)
 			if err := s.recordID(fd, gi, 0); err != nil {
 				return err
 			}
@@ -507,6 +511,9 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 		s.drain(fn)
 		if s.cfg.Follow && time.Since(s.lastScan) > 200*time.Millisecond {
 			s.scanThreads()
+		}
+		if s.idle != nil {
+			s.idle()
 		}
 		if s.exited.Load() {
 			s.reap()
@@ -589,11 +596,18 @@ func (s *Session) account(r *Record) bool {
 }
 
 // Reconfigure replaces the counters read with the primary group (to arm
-// other uprobes, say) without stopping the target: records still in the
-// rings go to fn, every event is closed, and new ones are opened on every
-// live thread of the target. Counters of the new set start from zero on each
-// thread. Children the target forked are not followed past this point.
+// other uprobes, say) without stopping the target: see ReconfigureWith.
 func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
+	return s.ReconfigureWith(func(c *Config) { c.Members = members }, fn)
+}
+
+// ReconfigureWith changes the sampling configuration (rate, trigger,
+// counters) without stopping the target: records still in the rings go to
+// fn, every event is closed, and new ones, set up by change, are opened on
+// every live thread of the target. Counters of the new set start from zero
+// on each thread. Children the target forked are not followed past this
+// point. The target and its process stay as they were.
+func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
 	s.drain(fn)
 	for fd := range s.owners {
 		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
@@ -601,7 +615,8 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 	s.closeEvents()
 	s.rings, s.ringFD, s.owners, s.tidFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}
 	s.ids = map[uint64]EventRef{}
-	s.cfg.Members = members
+	s.leaders = nil
+	change(&s.cfg)
 	s.followForUprobes()
 	if err := s.buildAttrs(); err != nil {
 		return err
@@ -609,6 +624,29 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 	s.generation++
 	return s.openAllThreads()
 }
+
+// SetIdle sets a function Run calls every time it wakes, records or not
+// (at least every PollInterval): the place for a caller that owns the
+// session's goroutine to take requests.
+func (s *Session) SetIdle(fn func()) { s.idle = fn }
+
+// Pause stops sampling on every thread, inherited copies included; Resume
+// starts it again. The target runs on.
+func (s *Session) Pause() error  { return s.ioctlLeaders(unix.PERF_EVENT_IOC_DISABLE) }
+func (s *Session) Resume() error { return s.ioctlLeaders(unix.PERF_EVENT_IOC_ENABLE) }
+
+func (s *Session) ioctlLeaders(req uint) error {
+	var first error
+	for _, fd := range s.leaders {
+		if err := unix.IoctlSetInt(fd, req, unix.PERF_IOC_FLAG_GROUP); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Config is the configuration in force.
+func (s *Session) Config() Config { return s.cfg }
 
 // Generation counts Reconfigure calls: records of a new generation carry
 // counters that restarted from zero.
@@ -672,7 +710,7 @@ func (s *Session) closeEvents() {
 	for _, r := range s.rings {
 		r.close()
 	}
-	s.tidFDs, s.rings, s.ringFD, s.cpuFDs = nil, nil, nil, nil
+	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders = nil, nil, nil, nil, nil
 }
 
 func (s *Session) watchExit(pid int) error {

@@ -185,7 +185,7 @@ func TestReconfigure(t *testing.T) {
 	skipIfNoPerf(t)
 	bin := buildCalls(t)
 	skipIfNoUprobes(t, bin)
-	s, err := Open(Config{Argv: []string{bin, "300", "2000", "300"}, UserOnly: true, Stdout: new(nopWriter)})
+	s, err := Open(Config{Argv: []string{bin, "900", "2000", "300"}, UserOnly: true, Stdout: new(nopWriter)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,12 +219,13 @@ func TestReconfigure(t *testing.T) {
 		t.Errorf("generation %d", s.Generation())
 	}
 	s.Run(context.Background(), fn)
-	if before < 100 || counts[2] < 100 {
+	// Generous floors: other tests may share the two CPUs.
+	if before < 50 || counts[2] < 50 {
 		t.Fatalf("samples without counter %d, with counter %d", before, counts[2])
 	}
-	// The counter started at zero when armed: it saw some of the 1.2M leaf
+	// The counter started at zero when armed: it saw some of the 3.6M leaf
 	// calls, not all.
-	if maxLeaf == 0 || maxLeaf >= 1200000 {
+	if maxLeaf == 0 || maxLeaf >= 3600000 {
 		t.Errorf("leaf count %d", maxLeaf)
 	}
 }

@@ -53,7 +53,9 @@ func TestPauseResumeRate(t *testing.T) {
 	}
 	slow := phase(500 * time.Millisecond)
 	t.Logf("samples in 0.5 s: running %d, paused %d, resumed %d, at 99 Hz %d; idle calls %d", running, paused, resumed, slow, idle)
-	if running < 300 || resumed < 300 {
+	// Two spinning workers for 0.5 s: about 1000 samples on an idle
+	// machine, and still hundreds with other tests running.
+	if running < 150 || resumed < 150 {
 		t.Errorf("too few samples while sampling: %d, %d", running, resumed)
 	}
 	if paused != 0 {

@@ -139,7 +139,8 @@ func testAttach(t *testing.T, follow bool) {
 	tids := tg.waitWorkers(t, 4)
 	for name, tid := range tids {
 		// Each worker spins for most of its life on a 2-CPU machine with 4
-		// workers: well over 100 samples at 999 Hz even for the late one.
+		// workers: hundreds of samples at 999 Hz even for the late one. The
+		// floor is low because other tests may share the CPUs.
 		if perTID[tid] < 40 {
 			t.Errorf("%s (tid %d): %d samples, want >= 40 (all: %v)", name, tid, perTID[tid], perTID)
 		}

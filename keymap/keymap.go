@@ -1,0 +1,118 @@
+// Package keymap owns cctop's key bindings: which keys do what in the TUI, and how they
+// are grouped in the short and full help. The TUI matches keys only through a KeyMap, so
+// rebinding a key is one change here.
+package keymap
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is every binding of the tree view. It satisfies help.KeyMap (bubbles/v2/help).
+// A KeyMap is a value: callers that want other keys copy DefaultKeyMap and change it.
+type KeyMap struct {
+	// Moving the cursor.
+	Up, Down, PageUp, PageDown, Home, End key.Binding
+
+	// Folding.
+	Collapse    key.Binding // collapse, or go to the parent when already collapsed
+	Expand      key.Binding
+	Toggle      key.Binding
+	ExpandHot   key.Binding // expand the hot path below the cursor
+	CollapseAll key.Binding
+
+	// Focus and search.
+	Focus, Unfocus               key.Binding
+	Search, NextMatch, PrevMatch key.Binding
+
+	// What the tree shows.
+	Invert, Flat, Threads, Split, Metric key.Binding
+
+	// Sampling and correction parameters: these become Source actions.
+	Density, Latency, AlphaUp, AlphaDown, RateUp, RateDown key.Binding
+	Trigger, Comparison, Baseline, Pause, Reset, Export    key.Binding
+
+	Help, Quit key.Binding
+
+	// Prompt is in effect while a text prompt (search, export path) has the keys.
+	Prompt PromptKeyMap
+}
+
+// PromptKeyMap is the bindings of a text prompt; every other key is text.
+type PromptKeyMap struct {
+	Accept, Cancel key.Binding
+}
+
+// DefaultKeyMap returns cctop's default bindings.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, helpKey, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKey, desc))
+	}
+	k := func(keys ...string) []string { return keys }
+	return KeyMap{
+		Up:       b(k("up", "k"), "↑/k", "up"),
+		Down:     b(k("down", "j"), "↓/j", "down"),
+		PageUp:   b(k("pgup"), "pgup", "page up"),
+		PageDown: b(k("pgdown"), "pgdn", "page down"),
+		Home:     b(k("home"), "home", "first row"),
+		End:      b(k("end"), "end", "last row"),
+
+		Collapse:    b(k("left", "h"), "←/h", "collapse/parent"),
+		Expand:      b(k("right", "l"), "→/l", "expand"),
+		Toggle:      b(k("enter", "space"), "enter/space", "toggle fold"),
+		ExpandHot:   b(k("e"), "e", "expand hot path"),
+		CollapseAll: b(k("c"), "c", "collapse all"),
+
+		Focus:     b(k("f"), "f", "focus subtree"),
+		Unfocus:   b(k("F", "backspace"), "F/bksp", "unfocus"),
+		Search:    b(k("/"), "/", "search"),
+		NextMatch: b(k("n"), "n", "next match"),
+		PrevMatch: b(k("N"), "N", "previous match"),
+
+		Invert:  b(k("i"), "i", "invert (bottom-up)"),
+		Flat:    b(k("t"), "t", "flat top functions"),
+		Threads: b(k("T"), "T", "thread filter"),
+		Split:   b(k("s"), "s", "split call sites"),
+		Metric:  b(k("m"), "m", "metric time/calls"),
+
+		Density:    b(k("d"), "d", "density correction"),
+		Latency:    b(k("L"), "L", "latency correction"),
+		AlphaUp:    b(k("+", "="), "+", "alpha up"),
+		AlphaDown:  b(k("-"), "-", "alpha down"),
+		RateUp:     b(k("]"), "]", "rate up"),
+		RateDown:   b(k("["), "[", "rate down"),
+		Trigger:    b(k("g"), "g", "cycle trigger"),
+		Comparison: b(k("o"), "o", "cycle comparison"),
+		Baseline:   b(k("b"), "b", "take baseline"),
+		Pause:      b(k("p"), "p", "pause"),
+		Reset:      b(k("r"), "r", "reset"),
+		Export:     b(k("x"), "x", "export"),
+
+		Help: b(k("?"), "?", "help"),
+		Quit: b(k("q", "ctrl+c"), "q", "quit"),
+
+		Prompt: PromptKeyMap{
+			Accept: b(k("enter"), "enter", "accept"),
+			Cancel: b(k("esc", "ctrl+c"), "esc", "cancel"),
+		},
+	}
+}
+
+// ShortHelp is the footer: the keys a first-time user needs.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Toggle, k.ExpandHot, k.Search, k.Invert, k.Flat, k.Help, k.Quit}
+}
+
+// FullHelp is the `?` screen, one column per concern.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
+		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll, k.Focus, k.Unfocus},
+		{k.Search, k.NextMatch, k.PrevMatch, k.Invert, k.Flat, k.Threads, k.Split, k.Metric},
+		{k.Density, k.Latency, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
+		{k.Trigger, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
+	}
+}
+
+// ShortHelp is the footer while a prompt has the keys.
+func (k PromptKeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Accept, k.Cancel} }
+
+// FullHelp is ShortHelp as one column.
+func (k PromptKeyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }

@@ -1,0 +1,75 @@
+package keymap
+
+import (
+	"reflect"
+	"testing"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// bindings is every binding of the tree view, by field name.
+func bindings(k KeyMap) map[string]key.Binding {
+	out := map[string]key.Binding{}
+	v := reflect.ValueOf(k)
+	for i := range v.NumField() {
+		if b, ok := v.Field(i).Interface().(key.Binding); ok {
+			out[v.Type().Field(i).Name] = b
+		}
+	}
+	return out
+}
+
+func TestDefaultKeyMap(t *testing.T) {
+	k := DefaultKeyMap()
+	owner := map[string]string{}
+	for name, b := range bindings(k) {
+		if len(b.Keys()) == 0 || b.Help().Key == "" || b.Help().Desc == "" {
+			t.Errorf("%s has no keys or no help", name)
+		}
+		for _, s := range b.Keys() {
+			if o, ok := owner[s]; ok {
+				t.Errorf("%q is bound to both %s and %s", s, o, name)
+			}
+			owner[s] = name
+		}
+	}
+	// The keys the TUI documents, as Bubble Tea v2 names them.
+	for s, want := range map[string]string{
+		"up": "Up", "k": "Up", "down": "Down", "j": "Down", "pgup": "PageUp", "pgdown": "PageDown",
+		"home": "Home", "end": "End", "left": "Collapse", "h": "Collapse", "right": "Expand", "l": "Expand",
+		"enter": "Toggle", "space": "Toggle", "e": "ExpandHot", "c": "CollapseAll", "f": "Focus",
+		"F": "Unfocus", "backspace": "Unfocus", "/": "Search", "n": "NextMatch", "N": "PrevMatch",
+		"i": "Invert", "t": "Flat", "T": "Threads", "s": "Split", "m": "Metric", "d": "Density",
+		"L": "Latency", "+": "AlphaUp", "-": "AlphaDown", "]": "RateUp", "[": "RateDown", "g": "Trigger",
+		"o": "Comparison", "b": "Baseline", "p": "Pause", "r": "Reset", "x": "Export", "?": "Help",
+		"q": "Quit", "ctrl+c": "Quit",
+	} {
+		if owner[s] != want {
+			t.Errorf("%q is bound to %q, want %s", s, owner[s], want)
+		}
+	}
+}
+
+// Every binding is in the full help exactly once, and the short help is part of it.
+func TestHelpGroups(t *testing.T) {
+	k := DefaultKeyMap()
+	seen := map[string]int{}
+	for _, g := range k.FullHelp() {
+		for _, b := range g {
+			seen[b.Help().Desc]++
+		}
+	}
+	for name, b := range bindings(k) {
+		if seen[b.Help().Desc] != 1 {
+			t.Errorf("%s appears %d times in the full help", name, seen[b.Help().Desc])
+		}
+	}
+	for _, b := range k.ShortHelp() {
+		if seen[b.Help().Desc] == 0 {
+			t.Errorf("short help %q is not in the full help", b.Help().Desc)
+		}
+	}
+	if len(k.Prompt.ShortHelp()) != 2 || len(k.Prompt.FullHelp()) != 1 {
+		t.Error("prompt help")
+	}
+}

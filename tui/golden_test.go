@@ -1,0 +1,169 @@
+package tui
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// -update rewrites testdata/*.golden. x/exp/golden (imported by teatest) defines the
+// same flag; it is defined here only if no import did.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite testdata/*.golden")
+	}
+}
+
+func updating() bool { return flag.Lookup("update").Value.String() == "true" }
+
+// press is a key press as the terminal would deliver it: text keys carry their text,
+// special keys only a code.
+func press(k string) tea.KeyPressMsg {
+	switch k {
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "left":
+		return tea.KeyPressMsg{Code: tea.KeyLeft}
+	case "right":
+		return tea.KeyPressMsg{Code: tea.KeyRight}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "end":
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	case "home":
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	if len(r) != 1 {
+		panic("press: unknown key " + k)
+	}
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+// send feeds msgs to m through Update, as the program would (commands are not run:
+// the tests stay free of timers).
+func send(m *Model, msgs ...tea.Msg) {
+	for _, msg := range msgs {
+		m.Update(msg)
+	}
+}
+
+func keys(ks ...string) []tea.Msg {
+	var out []tea.Msg
+	for _, k := range ks {
+		out = append(out, press(k))
+	}
+	return out
+}
+
+// typed is the key presses of typing s.
+func typed(s string) []tea.Msg {
+	var out []tea.Msg
+	for _, r := range s {
+		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	return out
+}
+
+func screen(m *Model) string { return ansi.Strip(m.View().Content) }
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -update to create it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got: %q\nwant: %q\n\nwhole screen:\n%s", path, i+1, g, w, got)
+			}
+		}
+	}
+}
+
+func TestGolden(t *testing.T) {
+	steps := []struct {
+		name string
+		msgs []tea.Msg
+	}{
+		{"collapsed", nil},
+		{"expanded", keys("e")},
+		{"bottomup", keys("i", "e")},
+		{"flat", keys("t")},
+		{"split", keys("s", "e", "down", "down", "right", "down", "e")},
+		{"focus", keys("e", "down", "down", "f")},
+		{"help", keys("?")},
+		{"search", append(keys("/"), typed("mem")...)},
+		{"searchjump", append(append(keys("/"), typed("memmove")...), keys("enter", "n")...)},
+		{"thread", keys("T", "T", "e")},
+		{"error", []tea.Msg{ErrorMsg{errors.New("perf_event_open: permission denied (perf_event_paranoid is 3)")}}},
+	}
+	sizes := [][2]int{{80, 24}, {160, 50}}
+	for _, st := range steps {
+		for _, sz := range sizes {
+			name := fmt.Sprintf("%s_%dx%d", st.name, sz[0], sz[1])
+			t.Run(name, func(t *testing.T) {
+				m := New(newFake(testSnapshot()), Options{Width: sz[0], Height: sz[1]})
+				send(m, st.msgs...)
+				got := screen(m)
+				checkScreen(t, got, sz[0], sz[1])
+				checkGolden(t, name, got)
+			})
+		}
+	}
+}
+
+// checkScreen asserts the frame is exactly the terminal's size at most: h lines, none
+// wider than w.
+func checkScreen(t *testing.T, s string, w, h int) {
+	t.Helper()
+	if s == "" {
+		return
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		t.Errorf("%d lines on a %d-line terminal", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Errorf("line %d is %d cells wide on a %d-cell terminal: %q", i+1, n, w, l)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/cct"
+)
+
+// wheelStep is how many rows one wheel notch scrolls.
+const wheelStep = 3
+
+// handleKey routes a key press to whatever has the focus. Only presses arrive here:
+// releases (tea.KeyReleaseMsg) would otherwise act twice.
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	m.status.keyPressed()
+	switch {
+	case m.prompt.active():
+		return m.promptKey(msg)
+	case m.showHelp:
+		switch {
+		case key.Matches(msg, m.keys.Quit):
+			return tea.Quit
+		case key.Matches(msg, m.keys.Help, m.keys.Prompt.Cancel):
+			m.showHelp = false
+		}
+		return nil
+	}
+	return m.treeKey(msg)
+}
+
+func (m *Model) promptKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys.Prompt
+	switch {
+	case key.Matches(msg, k.Accept):
+		kind, v := m.prompt.close()
+		switch kind {
+		case searchPrompt:
+			m.setSearch(v)
+			if v != "" && !m.tree.jump(true) {
+				m.status.setText("no match for “" + v + "”")
+			}
+		case exportPrompt:
+			if v != "" {
+				m.src.Do(Action{Kind: Export, Path: v})
+				m.status.setText("exporting to " + v)
+			}
+		}
+		return nil
+	case key.Matches(msg, k.Cancel):
+		if kind, _ := m.prompt.close(); kind == searchPrompt {
+			m.setSearch("")
+		}
+		return nil
+	}
+	cmd := m.prompt.update(msg)
+	if m.prompt.kind == searchPrompt {
+		// Highlight as the query is typed; the cursor jumps on enter, so typing does not
+		// unfold the tree at every letter.
+		m.setSearch(m.prompt.input.Value())
+	}
+	return cmd
+}
+
+func (m *Model) setSearch(q string) { m.tree.search.set(q, m.tree.prof) }
+
+// actionKeys are the keys that become Source actions unchanged.
+func (m *Model) actionKeys() []struct {
+	b    key.Binding
+	kind ActionKind
+} {
+	k := m.keys
+	return []struct {
+		b    key.Binding
+		kind ActionKind
+	}{
+		{k.Density, ToggleDensity}, {k.Latency, ToggleLatency},
+		{k.AlphaUp, AlphaUp}, {k.AlphaDown, AlphaDown},
+		{k.RateUp, RateUp}, {k.RateDown, RateDown},
+		{k.Trigger, CycleTrigger}, {k.Comparison, CycleComparison},
+		{k.Baseline, Baseline}, {k.Pause, Pause}, {k.Reset, Reset},
+	}
+}
+
+func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
+	k, t := m.keys, m.tree
+	page := max(1, t.bodyHeight()-1)
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Up):
+		t.moveTo(t.cursor - 1)
+	case key.Matches(msg, k.Down):
+		t.moveTo(t.cursor + 1)
+	case key.Matches(msg, k.PageUp):
+		t.moveTo(t.cursor - page)
+	case key.Matches(msg, k.PageDown):
+		t.moveTo(t.cursor + page)
+	case key.Matches(msg, k.Home):
+		t.moveTo(0)
+	case key.Matches(msg, k.End):
+		t.moveTo(len(t.rows) - 1)
+	case key.Matches(msg, k.Collapse):
+		t.collapseOrParent()
+	case key.Matches(msg, k.Expand):
+		t.expandOrChild()
+	case key.Matches(msg, k.Toggle):
+		t.toggle(t.cursor)
+	case key.Matches(msg, k.ExpandHot):
+		t.expandHot()
+	case key.Matches(msg, k.CollapseAll):
+		t.collapseAll()
+	case key.Matches(msg, k.Focus):
+		if !t.focus() {
+			m.status.setText("focus needs a tree view (press t to leave the flat view)")
+		}
+	case key.Matches(msg, k.Unfocus):
+		t.unfocus()
+	case key.Matches(msg, k.Search):
+		return m.prompt.open(searchPrompt, "/", t.search.query)
+	case key.Matches(msg, k.NextMatch), key.Matches(msg, k.PrevMatch):
+		switch {
+		case t.search.query == "":
+			m.status.setText("no search: press / first")
+		case !t.jump(key.Matches(msg, k.NextMatch)):
+			m.status.setText("no match for “" + t.search.query + "”")
+		}
+	case key.Matches(msg, k.Invert):
+		m.setKind(bottomUp)
+	case key.Matches(msg, k.Flat):
+		m.setKind(flatView)
+	case key.Matches(msg, k.Split):
+		t.setSplit(!t.mode.split)
+	case key.Matches(msg, k.Threads):
+		m.cycleThread()
+	case key.Matches(msg, k.Metric):
+		v := 0.0
+		if m.snap.Metric != "calls" {
+			v = 1
+		}
+		m.src.Do(Action{Kind: SetMetric, Value: v})
+	case key.Matches(msg, k.Export):
+		return m.prompt.open(exportPrompt, "export to: ", m.opts.ExportPath)
+	default:
+		for _, a := range m.actionKeys() {
+			if key.Matches(msg, a.b) {
+				m.src.Do(Action{Kind: a.kind})
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// setKind toggles between kind and the top-down view.
+func (m *Model) setKind(kind viewKind) {
+	if m.tree.mode.kind == kind {
+		kind = topDown
+	}
+	m.setMode(mode{kind: kind, split: m.tree.mode.split})
+}
+
+func (m *Model) setMode(md mode) {
+	if !m.tree.setMode(md) {
+		m.status.setText("the focused context is gone from the profile")
+	}
+}
+
+// cycleThread steps the thread filter: all threads, then each thread by TID, then all.
+func (m *Model) cycleThread() {
+	s := m.snap
+	if s.ThreadSelf == nil || len(s.Threads) == 0 {
+		m.status.setText("no per-thread data in this profile")
+		return
+	}
+	ts := slices.SortedFunc(slices.Values(s.Threads), func(a, b cct.Thread) int { return cmp.Compare(a.TID, b.TID) })
+	next := 0
+	if m.filtering {
+		next = slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID > m.threadTID })
+	}
+	if next < 0 {
+		m.filtering = false
+		m.status.setText("all threads")
+	} else {
+		m.filtering, m.threadTID = true, ts[next].TID
+		m.status.setText(fmt.Sprintf("thread %s", threadName(ts, ts[next].TID)))
+	}
+	m.rebuild()
+}
+
+func (m *Model) handleWheel(ms tea.Mouse) {
+	if m.showHelp {
+		return
+	}
+	switch ms.Button {
+	case tea.MouseWheelUp:
+		m.tree.scroll(-wheelStep)
+	case tea.MouseWheelDown:
+		m.tree.scroll(wheelStep)
+	}
+}
+
+// handleClick puts the cursor on the clicked row; a click on the cursor row toggles it.
+func (m *Model) handleClick(ms tea.Mouse) {
+	if m.showHelp || m.prompt.active() || ms.Button != tea.MouseLeft {
+		return
+	}
+	y := ms.Y - m.treeTop()
+	if y < 0 || y >= m.tree.bodyHeight() {
+		return
+	}
+	i := m.tree.offset + y
+	if i >= len(m.tree.rows) {
+		return
+	}
+	if i == m.tree.cursor {
+		m.tree.toggle(i)
+		return
+	}
+	m.tree.moveTo(i)
+}

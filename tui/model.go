@@ -1,0 +1,197 @@
+package tui
+
+import (
+	"os"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/keymap"
+)
+
+// Options configure New. The zero value is usable.
+type Options struct {
+	Width, Height int  // the size before the first WindowSizeMsg (default 80x24)
+	NoColor       bool // plain text; NO_COLOR in the environment does the same
+	Styles        *Styles
+	Keys          *keymap.KeyMap
+	Refresh       time.Duration // how often to take a snapshot (default 250ms)
+	ExportPath    string        // the file `x` offers (default cctop.pb.gz)
+}
+
+// Model is the root of the TUI. Only it talks to the Source and only it returns a
+// tea.View; the panes below it draw strings.
+type Model struct {
+	src  Source
+	opts Options
+	keys keymap.KeyMap
+
+	styles      Styles // sub-models point here
+	fixedStyles bool   // chosen by the caller or NO_COLOR: background changes don't restyle
+
+	width, height int
+
+	snap      Snapshot
+	haveSnap  bool
+	structure *structure
+	threadTID uint32 // the thread filter, when filtering
+	filtering bool
+
+	header   headerBar
+	tree     *treePane
+	status   statusBar
+	prompt   prompt
+	help     help.Model
+	showHelp bool
+}
+
+// Internal messages.
+type (
+	tickMsg   struct{}
+	sourceMsg struct{ msg tea.Msg } // a message read from Source.Msgs
+	sourceEnd struct{}              // Source.Msgs was closed
+)
+
+// New returns the root model over src. It takes the first snapshot at once so that the
+// first frame shows the profile.
+func New(src Source, opts Options) *Model {
+	if opts.Width <= 0 {
+		opts.Width = 80
+	}
+	if opts.Height <= 0 {
+		opts.Height = 24
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = 250 * time.Millisecond
+	}
+	if opts.ExportPath == "" {
+		opts.ExportPath = "cctop.pb.gz"
+	}
+	m := &Model{src: src, opts: opts, keys: keymap.DefaultKeyMap()}
+	if opts.Keys != nil {
+		m.keys = *opts.Keys
+	}
+	switch {
+	case opts.Styles != nil:
+		m.styles, m.fixedStyles = *opts.Styles, true
+	case opts.NoColor || os.Getenv("NO_COLOR") != "":
+		m.styles, m.fixedStyles = PlainStyles(), true
+	default:
+		m.styles = DefaultStyles(true)
+	}
+	m.header = headerBar{st: &m.styles}
+	m.tree = newTreePane(&m.styles)
+	m.status = statusBar{st: &m.styles}
+	m.prompt = newPrompt(&m.styles)
+	m.help = help.New()
+	m.help.Styles = m.styles.Help
+	m.resize(opts.Width, opts.Height)
+	m.refresh(true)
+	return m
+}
+
+// Init starts the snapshot timer, listens to the Source and asks the terminal for its
+// background so the colors suit it.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.tick(), m.listen(), tea.RequestBackgroundColor)
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+func (m *Model) listen() tea.Cmd {
+	ch := m.src.Msgs()
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		msg, ok := <-ch
+		if !ok {
+			return sourceEnd{}
+		}
+		return sourceMsg{msg}
+	}
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case tickMsg:
+		m.refresh(false)
+		return m, m.tick()
+	case sourceMsg:
+		m.handleSource(msg.msg)
+		return m, m.listen()
+	case sourceEnd:
+	case StatusMsg, ErrorMsg, SnapshotReadyMsg:
+		m.handleSource(msg)
+	case tea.BackgroundColorMsg:
+		if !m.fixedStyles {
+			m.styles = DefaultStyles(msg.IsDark())
+			m.help.Styles = m.styles.Help
+		}
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.MouseWheelMsg:
+		m.handleWheel(msg.Mouse())
+	case tea.MouseClickMsg:
+		m.handleClick(msg.Mouse())
+	default:
+		if m.prompt.active() { // paste, cursor blinks
+			return m, m.prompt.update(msg)
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) handleSource(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case StatusMsg:
+		m.status.setText(msg.Text)
+	case ErrorMsg:
+		if msg.Err != nil {
+			m.status.setErr(msg.Err)
+		}
+	case SnapshotReadyMsg:
+		m.refresh(false)
+	}
+}
+
+// refresh takes the latest snapshot, and rebuilds the rows only if it changed.
+func (m *Model) refresh(force bool) {
+	s := m.src.Snapshot()
+	if !force && m.haveSnap && s.Seq == m.snap.Seq {
+		return
+	}
+	m.snap, m.haveSnap = s, true
+	m.rebuild()
+}
+
+// rebuild derives the profile from the snapshot and the thread filter.
+func (m *Model) rebuild() {
+	s := m.snap
+	if s.Tree == nil {
+		m.structure = nil
+		m.tree.setProfile(nil)
+		return
+	}
+	if !m.structure.sameTree(s.Tree) {
+		m.structure = newStructure(s.Tree)
+	}
+	self, cmp := s.Self, s.Compare
+	if m.filtering {
+		// The comparison is of the whole profile: against one thread its deltas would
+		// mislead, so the thread view has none.
+		self, cmp = nil, nil
+		if s.ThreadSelf != nil {
+			self = s.ThreadSelf(m.threadTID)
+		}
+	}
+	if !m.tree.setProfile(newProfile(m.structure, s.Metric, self, cmp)) {
+		m.status.setText("the focused context is gone from the profile")
+	}
+}

@@ -1,0 +1,142 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/cctop/cctop/cct"
+)
+
+// structure is one cct.Tree as flat arrays: parents, functions, call sites and a
+// children index. Views walk these instead of calling Tree methods per node (Node copies a
+// whole struct, Children sorts and allocates). It depends on the tree alone, so snapshots
+// that share a tree share it.
+type structure struct {
+	tree     *cct.Tree
+	parent   []cct.NodeID
+	fn       []cct.FuncID
+	site     []uint64
+	line     []int32
+	inlined  []bool
+	kidStart []int32 // the children of id are kids[kidStart[id]:kidStart[id+1]]
+	kids     []cct.NodeID
+	names    []string // by FuncID: full name, the fold key and what search matches
+	fulls    []string // names fit for a terminal (see printable)
+	shorts   []string // short names fit for a terminal
+	files    []string
+}
+
+func newStructure(t *cct.Tree) *structure {
+	n := t.Len()
+	s := &structure{
+		tree:     t,
+		parent:   make([]cct.NodeID, n),
+		fn:       make([]cct.FuncID, n),
+		site:     make([]uint64, n),
+		line:     make([]int32, n),
+		inlined:  make([]bool, n),
+		kidStart: make([]int32, n+1),
+		kids:     make([]cct.NodeID, max(n-1, 0)),
+	}
+	for id := range n {
+		nd := t.Node(cct.NodeID(id))
+		s.parent[id], s.fn[id], s.site[id], s.line[id], s.inlined[id] = nd.Parent, nd.Func, nd.CallSite, int32(nd.Line), nd.Inlined
+		if id > 0 {
+			s.kidStart[nd.Parent+1]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		s.kidStart[i] += s.kidStart[i-1]
+	}
+	next := make([]int32, n)
+	copy(next, s.kidStart[:n])
+	for id := 1; id < n; id++ {
+		p := s.parent[id]
+		s.kids[next[p]] = cct.NodeID(id)
+		next[p]++
+	}
+	nf := t.NumFuncs()
+	s.names, s.fulls, s.shorts, s.files = make([]string, nf), make([]string, nf), make([]string, nf), make([]string, nf)
+	for i := range nf {
+		f := t.Func(cct.FuncID(i))
+		s.names[i], s.fulls[i], s.shorts[i], s.files[i] = f.Name, printable(f.Name), printable(f.Short), f.File
+	}
+	return s
+}
+
+// printable replaces control characters: a symbol name comes from the target's binary,
+// and an escape sequence or newline in it must not reach the terminal or break a row.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// sameTree reports whether s still describes t: snapshots are immutable, so the same
+// pointer with the same size is the same tree.
+func (s *structure) sameTree(t *cct.Tree) bool {
+	return s != nil && s.tree == t && len(s.parent) == t.Len() && len(s.names) == t.NumFuncs()
+}
+
+func (s *structure) children(id cct.NodeID) []cct.NodeID {
+	return s.kids[s.kidStart[id]:s.kidStart[id+1]]
+}
+
+// profile is a structure with weights: the shown profile and the comparison, self and
+// total per node. It is rebuilt when the snapshot or the thread filter changes, never per
+// frame.
+type profile struct {
+	*structure
+	metric          string
+	self, total     []float64
+	cmpSelf, cmpTot []float64 // nil: no comparison
+	grand, cmpGrand float64   // the root totals: 100%
+}
+
+// newProfile sums self weights into totals. self and cmp may be shorter than the tree
+// (a missing node weighs 0) or longer (the excess is ignored).
+func newProfile(st *structure, metric string, self, cmp []float64) *profile {
+	p := &profile{structure: st, metric: metric}
+	p.self, p.total = totals(len(st.parent), st.parent, self)
+	p.grand = at(p.total, 0)
+	if cmp != nil {
+		p.cmpSelf, p.cmpTot = totals(len(st.parent), st.parent, cmp)
+		p.cmpGrand = at(p.cmpTot, 0)
+	}
+	return p
+}
+
+// totals returns self resized to n and the totals it implies. Parents have smaller ids
+// than their children, so one pass from the end adds every node into its parent after
+// its own children have been added into it.
+func totals(n int, parent []cct.NodeID, self []float64) (s, t []float64) {
+	s = make([]float64, n)
+	copy(s, self)
+	t = make([]float64, n)
+	copy(t, s)
+	for id := n - 1; id > 0; id-- {
+		t[parent[id]] += t[id]
+	}
+	return s, t
+}
+
+func at(xs []float64, i int) float64 {
+	if i < len(xs) {
+		return xs[i]
+	}
+	return 0
+}
+
+// share is x as a percentage of total (0 for an empty profile).
+func share(x, total float64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return 100 * x / total
+}

@@ -1,0 +1,71 @@
+package tui
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+)
+
+// servedSeq is the highest Seq the fake handed out.
+func (f *fakeSource) servedSeq() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap.Seq
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestProgram runs the model in a real Bubble Tea program: the timer takes new
+// snapshots, the Source's messages reach the status line, keys become actions, q quits.
+func TestProgram(t *testing.T) {
+	src := newFake(testSnapshot())
+	src.msgs = make(chan tea.Msg, 4)
+	m := New(src, Options{Refresh: 5 * time.Millisecond, NoColor: true})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
+	contains := func(s string) func([]byte) bool {
+		return func(b []byte) bool { return bytes.Contains(b, []byte(s)) }
+	}
+	teatest.WaitFor(t, tm.Output(), contains("main.main"), teatest.WithDuration(5*time.Second))
+
+	tm.Send(press("e"))
+	tm.Send(press("d"))
+	src.msgs <- StatusMsg{"baseline taken"}
+	teatest.WaitFor(t, tm.Output(), contains("baseline taken"), teatest.WithDuration(5*time.Second))
+
+	next := testSnapshot()
+	next.Seq = 2
+	src.set(next)
+	waitFor(t, "the action", func() bool { return len(src.done()) == 1 })
+	// The next tick takes Seq 2; give it a few periods before quitting.
+	time.Sleep(50 * time.Millisecond)
+	tm.Send(press("q"))
+
+	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if !ok {
+		t.Fatal("final model is not a *Model")
+	}
+	if fm.snap.Seq != 2 {
+		t.Errorf("the timer did not take the new snapshot: Seq %d", fm.snap.Seq)
+	}
+	if len(fm.tree.rows) <= 3 {
+		t.Errorf("e did not expand, or the refresh lost it: %d rows", len(fm.tree.rows))
+	}
+	if got := src.done(); got[0] != (Action{Kind: ToggleDensity}) {
+		t.Errorf("actions %v", got)
+	}
+	if fm.status.text != "baseline taken" {
+		t.Errorf("status %q", fm.status.text)
+	}
+}

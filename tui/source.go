@@ -1,0 +1,108 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/cct"
+)
+
+// Snapshot is an immutable view of the profile at one moment. The TUI never mutates it.
+type Snapshot struct {
+	Tree    *cct.Tree // structure and names; node ids index the slices below
+	Self    []float64 // per node: self weight under the shown metric (time in ns, or calls under the current correction)
+	Compare []float64 // per node: self weight of the comparison profile mapped onto Tree's nodes (nil: none)
+	Metric  string    // "time" or "calls"
+	Header  Header
+	Threads []cct.Thread // for the thread filter
+	// ThreadSelf returns the per-node self weights of one thread (nil func: no per-thread data).
+	ThreadSelf func(tid uint32) []float64
+	Seq        uint64 // changes whenever anything changed
+}
+
+// Header is what the header lines say about the session.
+type Header struct {
+	Target          string  // e.g. "pid 1234 (python3)" or a file name
+	Threads         int     // threads of the target
+	Rate            float64 // achieved samples/s
+	Samples         uint64
+	Lost, Throttled uint64
+	Unwound         float64 // % of samples whose stack reached a root; <0 unknown
+	Counter         string  // counter source line
+	Trigger         string
+	Alpha           float64
+	Density         bool
+	Latency         bool
+	Comparison      string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
+	Overlap         float64 // % overlap of shown vs comparison; <0 none
+	State           string  // "live", "paused", "target exited", "file"
+}
+
+// Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not
+// block either: it starts the action, and any outcome comes back as a Msg from Msgs().
+type Source interface {
+	Snapshot() Snapshot
+	Do(a Action)
+	// Msgs carries events for the status line (StatusMsg, ErrorMsg) and SnapshotReadyMsg
+	// nudges. It may be nil; closing it stops the TUI listening.
+	Msgs() <-chan tea.Msg
+}
+
+// ActionKind says what an Action asks the Source to do.
+type ActionKind int
+
+// The actions. Value and Path are used only where said.
+const (
+	ToggleDensity ActionKind = iota + 1
+	ToggleLatency
+	AlphaUp
+	AlphaDown
+	RateUp
+	RateDown
+	CycleTrigger
+	CycleComparison
+	Pause
+	Reset
+	Baseline
+	Export    // Path is the file to write
+	SetMetric // Value 0: time, 1: calls
+)
+
+var actionNames = [...]string{
+	ToggleDensity:   "ToggleDensity",
+	ToggleLatency:   "ToggleLatency",
+	AlphaUp:         "AlphaUp",
+	AlphaDown:       "AlphaDown",
+	RateUp:          "RateUp",
+	RateDown:        "RateDown",
+	CycleTrigger:    "CycleTrigger",
+	CycleComparison: "CycleComparison",
+	Pause:           "Pause",
+	Reset:           "Reset",
+	Baseline:        "Baseline",
+	Export:          "Export",
+	SetMetric:       "SetMetric",
+}
+
+func (k ActionKind) String() string {
+	if k > 0 && int(k) < len(actionNames) {
+		return actionNames[k]
+	}
+	return "ActionKind(?)"
+}
+
+// Action is a request from the user to the Source.
+type Action struct {
+	Kind  ActionKind
+	Value float64
+	Path  string
+}
+
+// StatusMsg is a line for the status bar.
+type StatusMsg struct{ Text string }
+
+// ErrorMsg is a failure to show in the error style; it stays until the next key.
+type ErrorMsg struct{ Err error }
+
+// SnapshotReadyMsg tells the TUI that a new snapshot is worth taking now rather than at
+// the next tick.
+type SnapshotReadyMsg struct{}

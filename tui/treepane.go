@@ -1,0 +1,572 @@
+package tui
+
+import (
+	"slices"
+)
+
+// mode is one way of looking at the profile. Each mode keeps its own folds, focus and
+// cursor, so flipping to bottom-up and back returns to the same place.
+type mode struct {
+	kind  viewKind
+	split bool
+}
+
+// viewState is what the user set up in one mode. Paths are fold-key paths from the
+// profile's roots, so they outlive node ids.
+type viewState struct {
+	fold   *foldNode   // fold state of the top-level rows' parent
+	focus  []foldKey   // the focused context, nil: none
+	stack  [][]foldKey // earlier focuses, for unfocus
+	cursor []foldKey   // where the cursor was when the mode was left
+}
+
+// row is one visible line of the tree pane.
+type row struct {
+	g     *group
+	pfold *foldNode // fold state of the parent row; never nil, so opening needs no walk
+	depth int32
+	open  bool
+}
+
+// treePane is the calling context tree as a list of visible rows. The rows are built
+// when the profile, the mode or the focus changes, and spliced when one row is opened
+// or closed; moving the cursor and drawing a frame touch only the window on screen.
+type treePane struct {
+	st            *Styles
+	width, height int // height includes the column title line
+
+	prof      *profile
+	forest    *forest
+	mode      mode
+	states    map[mode]*viewState
+	focusRoot *group // the focused group, nil: none
+	search    search
+
+	rows           []row
+	cursor, offset int
+
+	rowRenders int // rows drawn since creation: tests check frames cost the window, not the tree
+}
+
+func newTreePane(st *Styles) *treePane {
+	return &treePane{st: st, states: map[mode]*viewState{}}
+}
+
+func (t *treePane) state() *viewState {
+	s := t.states[t.mode]
+	if s == nil {
+		s = &viewState{fold: &foldNode{open: true}}
+		t.states[t.mode] = s
+	}
+	return s
+}
+
+// SetSize sets the pane's size, the column title included.
+func (t *treePane) SetSize(w, h int) {
+	t.width, t.height = max(w, 0), max(h, 0)
+	t.scrollToCursor()
+}
+
+// bodyHeight is the number of tree rows on screen.
+func (t *treePane) bodyHeight() int {
+	if t.height >= 2 {
+		return t.height - 1
+	}
+	return t.height
+}
+
+// setProfile shows a new profile, keeping mode, folds, focus and the cursor's context and
+// screen line. It reports false if the focused context is gone (focus is then dropped).
+func (t *treePane) setProfile(p *profile) bool {
+	abs, line := t.cursorPath(), t.cursor-t.offset
+	t.prof = p
+	ok := t.rebuild()
+	t.restoreCursor(abs, line)
+	t.search.update(p)
+	return ok
+}
+
+// setMode switches the view, remembering where the cursor was in the one left.
+func (t *treePane) setMode(m mode) bool {
+	if m == t.mode {
+		return true
+	}
+	t.state().cursor = t.cursorPath()
+	t.mode = m
+	ok := t.rebuild()
+	t.restoreCursor(t.state().cursor, t.bodyHeight()/3)
+	return ok
+}
+
+// setSplit shows call sites split or merged, carrying the folds, focus and cursor over
+// by function name: a merged row that was open opens all its call sites, and a call site
+// that was open opens its merged row.
+func (t *treePane) setSplit(split bool) {
+	if t.mode.split == split {
+		return
+	}
+	old := t.state()
+	cursor := namesOnly(t.cursorPath())
+	t.mode.split = split
+	s := t.state()
+	s.fold, s.focus, s.stack = &foldNode{open: true}, nil, nil
+	t.forest = nil
+	if t.prof != nil {
+		t.forest = newForest(t.prof, t.mode.kind, split)
+		if split {
+			t.seedSplit(nil, old.fold, s.fold)
+		} else {
+			mergeByName(s.fold, old.fold)
+		}
+		if old.focus != nil {
+			if _, keys := t.findGroupBy(namesOnly(old.focus), true); keys != nil {
+				s.focus = keys
+				s.fold.walk(keys).open = true
+			}
+		}
+	}
+	t.resolveFocus()
+	t.flatten()
+	t.cursor = 0
+	if b := t.base(); len(cursor) >= len(b) {
+		t.cursor = t.findRowBy(cursor[len(b):], true)
+	}
+	t.offset = t.cursor - t.bodyHeight()/3
+	t.scrollToCursor()
+}
+
+// seedSplit opens, under nw, every call site of g's children whose merged row is open
+// under old. It builds groups only along paths that were opened.
+func (t *treePane) seedSplit(g *group, old, nw *foldNode) {
+	if len(old.kids) == 0 {
+		return
+	}
+	for _, c := range t.forest.children(g) {
+		o := old.kids[foldKey{name: t.prof.names[c.fn]}]
+		if o == nil {
+			continue
+		}
+		n := nw.ensure(t.forest.key(c))
+		n.open = o.open
+		t.seedSplit(c, o, n)
+	}
+}
+
+// mergeByName folds the call-site states of src into name states in dst: a merged row
+// is open if any of its call sites was.
+func mergeByName(dst, src *foldNode) {
+	dst.open = dst.open || src.open
+	for k, c := range src.kids {
+		mergeByName(dst.ensure(foldKey{name: k.name}), c)
+	}
+}
+
+// namesOnly drops the call sites from a path.
+func namesOnly(path []foldKey) []foldKey {
+	out := make([]foldKey, len(path))
+	for i, k := range path {
+		out[i] = foldKey{name: k.name}
+	}
+	return out
+}
+
+// rebuild makes a fresh forest for the profile and mode and flattens it.
+func (t *treePane) rebuild() bool {
+	t.forest = nil
+	if t.prof != nil {
+		t.forest = newForest(t.prof, t.mode.kind, t.mode.split)
+	}
+	ok := t.resolveFocus()
+	t.flatten()
+	return ok
+}
+
+// resolveFocus finds the focused group by its path. A context that left the profile
+// ends the focus and its history.
+func (t *treePane) resolveFocus() bool {
+	s := t.state()
+	t.focusRoot = nil
+	if s.focus == nil || t.forest == nil {
+		return true
+	}
+	if g := t.findGroup(s.focus); g != nil {
+		t.focusRoot = g
+		return true
+	}
+	s.focus, s.stack = nil, nil
+	return false
+}
+
+// findGroup walks the forest from its roots by fold keys.
+func (t *treePane) findGroup(path []foldKey) *group {
+	g, _ := t.findGroupBy(path, false)
+	return g
+}
+
+// findGroupBy walks the forest from its roots by fold keys, or by names alone (the first
+// call site of each, in display order), and returns the group and its real key path.
+func (t *treePane) findGroupBy(path []foldKey, byName bool) (*group, []foldKey) {
+	var g *group
+	keys := make([]foldKey, 0, len(path))
+	for _, k := range path {
+		var next *group
+		for _, c := range t.forest.children(g) {
+			if ck := t.forest.key(c); ck == k || byName && ck.name == k.name {
+				next = c
+				keys = append(keys, ck)
+				break
+			}
+		}
+		if next == nil {
+			return nil, nil
+		}
+		g = next
+	}
+	return g, keys
+}
+
+// base is the path of the view's top row's parent: the focus' parent, or nothing.
+func (t *treePane) base() []foldKey {
+	if f := t.state().focus; len(f) > 0 {
+		return f[:len(f)-1]
+	}
+	return nil
+}
+
+// flatten rebuilds the visible rows from the fold state.
+func (t *treePane) flatten() {
+	t.rows = t.rows[:0]
+	if t.forest == nil {
+		return
+	}
+	pfold := t.state().fold.walk(t.base())
+	if t.focusRoot != nil {
+		t.rows = t.appendRows(t.rows, t.focusRoot, pfold, 0)
+		return
+	}
+	for _, g := range t.forest.children(nil) {
+		t.rows = t.appendRows(t.rows, g, pfold, 0)
+	}
+}
+
+// appendRows appends g and, if it is open, its visible descendants.
+func (t *treePane) appendRows(rows []row, g *group, pfold *foldNode, depth int32) []row {
+	fold := pfold.child(t.forest.key(g))
+	open := fold != nil && fold.open && g.hasKids()
+	rows = append(rows, row{g: g, pfold: pfold, depth: depth, open: open})
+	if open {
+		for _, c := range t.forest.children(g) {
+			rows = t.appendRows(rows, c, fold, depth+1)
+		}
+	}
+	return rows
+}
+
+// open expands row i in place: its descendants are spliced in after it.
+func (t *treePane) open(i int) {
+	r := &t.rows[i]
+	if r.open || !r.g.hasKids() {
+		return
+	}
+	fold := r.pfold.ensure(t.forest.key(r.g))
+	fold.open, r.open = true, true
+	var sub []row
+	for _, c := range t.forest.children(r.g) {
+		sub = t.appendRows(sub, c, fold, r.depth+1)
+	}
+	t.rows = slices.Insert(t.rows, i+1, sub...)
+	if t.cursor > i {
+		t.cursor += len(sub)
+	}
+	t.scrollToCursor()
+}
+
+// close collapses row i; the cursor moves to it if it was inside.
+func (t *treePane) close(i int) {
+	r := &t.rows[i]
+	if !r.open {
+		return
+	}
+	r.pfold.ensure(t.forest.key(r.g)).open = false
+	r.open = false
+	end := t.subtreeEnd(i)
+	t.rows = slices.Delete(t.rows, i+1, end)
+	switch {
+	case t.cursor >= end:
+		t.cursor -= end - i - 1
+	case t.cursor > i:
+		t.cursor = i
+	}
+	t.scrollToCursor()
+}
+
+func (t *treePane) toggle(i int) {
+	if i < 0 || i >= len(t.rows) {
+		return
+	}
+	if t.rows[i].open {
+		t.close(i)
+	} else {
+		t.open(i)
+	}
+}
+
+// subtreeEnd is the index after the last visible descendant of row i.
+func (t *treePane) subtreeEnd(i int) int {
+	j := i + 1
+	for j < len(t.rows) && t.rows[j].depth > t.rows[i].depth {
+		j++
+	}
+	return j
+}
+
+// parentRow is the row of i's parent, -1 for a top row.
+func (t *treePane) parentRow(i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if t.rows[j].depth < t.rows[i].depth {
+			return j
+		}
+	}
+	return -1
+}
+
+// chain is the groups from the top row down to row i.
+func (t *treePane) chain(i int) []*group {
+	if i < 0 || i >= len(t.rows) {
+		return nil
+	}
+	out := make([]*group, t.rows[i].depth+1)
+	for j := i; j >= 0; j = t.parentRow(j) {
+		out[t.rows[j].depth] = t.rows[j].g
+	}
+	return out
+}
+
+// cursorPath is the cursor's context as a path from the profile's roots.
+func (t *treePane) cursorPath() []foldKey {
+	if t.forest == nil || t.cursor >= len(t.rows) {
+		return nil
+	}
+	ch := t.chain(t.cursor)
+	out := slices.Clone(t.base())
+	for _, g := range ch {
+		out = append(out, t.forest.key(g))
+	}
+	return out
+}
+
+// restoreCursor puts the cursor on the context at abs, or its nearest visible ancestor,
+// on screen line `line` if the rows allow it.
+func (t *treePane) restoreCursor(abs []foldKey, line int) {
+	i := 0
+	if b := t.base(); len(abs) >= len(b) && slices.Equal(abs[:len(b)], b) {
+		i = t.findRow(abs[len(b):])
+	}
+	t.cursor = i
+	t.offset = i - line
+	t.scrollToCursor()
+}
+
+// findRow returns the row at rel (a path from the top rows), or the deepest visible row
+// on the way there; 0 if not even the first step is visible.
+func (t *treePane) findRow(rel []foldKey) int { return t.findRowBy(rel, false) }
+
+// findRowBy is findRow matching keys exactly or by name alone.
+func (t *treePane) findRowBy(rel []foldKey, byName bool) int {
+	found, start, end := 0, 0, len(t.rows)
+	for depth, k := range rel {
+		hit := -1
+		for j := start; j < end; j++ {
+			if int(t.rows[j].depth) != depth {
+				continue
+			}
+			if rk := t.forest.key(t.rows[j].g); rk == k || byName && rk.name == k.name {
+				hit = j
+				break
+			}
+		}
+		if hit < 0 {
+			break
+		}
+		found, start, end = hit, hit+1, t.subtreeEnd(hit)
+	}
+	return found
+}
+
+// moveTo puts the cursor on row i (clamped) and scrolls it into view.
+func (t *treePane) moveTo(i int) {
+	t.cursor = max(0, min(i, len(t.rows)-1))
+	t.scrollToCursor()
+}
+
+func (t *treePane) scrollToCursor() {
+	h := t.bodyHeight()
+	t.cursor = max(0, min(t.cursor, len(t.rows)-1))
+	if t.cursor < t.offset {
+		t.offset = t.cursor
+	}
+	if h > 0 && t.cursor >= t.offset+h {
+		t.offset = t.cursor - h + 1
+	}
+	t.clampOffset()
+}
+
+func (t *treePane) clampOffset() {
+	t.offset = max(0, min(t.offset, len(t.rows)-t.bodyHeight()))
+}
+
+// scroll moves the window by d rows (the mouse wheel), dragging the cursor along only as
+// far as needed to keep it on screen.
+func (t *treePane) scroll(d int) {
+	t.offset += d
+	t.clampOffset()
+	if h := t.bodyHeight(); h > 0 {
+		t.cursor = max(t.offset, min(t.cursor, t.offset+h-1))
+	}
+	t.cursor = max(0, min(t.cursor, len(t.rows)-1))
+}
+
+// collapseOrParent closes the cursor row, or goes to its parent if it is closed.
+func (t *treePane) collapseOrParent() {
+	if t.cursor >= len(t.rows) {
+		return
+	}
+	if t.rows[t.cursor].open {
+		t.close(t.cursor)
+		return
+	}
+	if p := t.parentRow(t.cursor); p >= 0 {
+		t.moveTo(p)
+	}
+}
+
+// expandOrChild opens the cursor row, or steps into its first child if it is open.
+func (t *treePane) expandOrChild() {
+	if t.cursor >= len(t.rows) {
+		return
+	}
+	if !t.rows[t.cursor].open {
+		t.open(t.cursor)
+		return
+	}
+	t.moveTo(t.cursor + 1)
+}
+
+// expandHot opens the heaviest path below the cursor: each row's first child is its
+// heaviest, so the path is row, row+1, ... as long as each row has children.
+func (t *treePane) expandHot() {
+	for i := t.cursor; i < len(t.rows) && t.rows[i].g.hasKids(); i++ {
+		t.open(i)
+		if !t.rows[i].open || i+1 >= len(t.rows) || t.rows[i+1].depth != t.rows[i].depth+1 {
+			return
+		}
+	}
+}
+
+// collapseAll closes everything (a focused row stays open: it is the view).
+func (t *treePane) collapseAll() {
+	s := t.state()
+	abs := t.cursorPath()
+	s.fold = &foldNode{open: true}
+	if s.focus != nil {
+		s.fold.walk(s.focus).open = true
+	}
+	t.flatten()
+	t.restoreCursor(abs, t.cursor-t.offset)
+}
+
+// focus re-roots the view at the cursor row. It reports false in the flat view, where
+// rows have no subtree.
+func (t *treePane) focus() bool {
+	if t.mode.kind == flatView || t.cursor >= len(t.rows) {
+		return false
+	}
+	s := t.state()
+	abs := t.cursorPath()
+	s.stack = append(s.stack, s.focus)
+	s.focus = abs
+	s.fold.walk(abs).open = true
+	t.focusRoot = t.rows[t.cursor].g
+	t.flatten()
+	t.cursor, t.offset = 0, 0
+	return true
+}
+
+// unfocus returns to the previous focus, with the cursor on the context that was focused.
+func (t *treePane) unfocus() bool {
+	s := t.state()
+	if s.focus == nil {
+		return false
+	}
+	left := s.focus
+	s.focus = nil
+	if n := len(s.stack); n > 0 {
+		s.focus, s.stack = s.stack[n-1], s.stack[:n-1]
+	}
+	t.resolveFocus()
+	t.flatten()
+	t.restoreCursor(left, t.bodyHeight()/3)
+	return true
+}
+
+// focusNames is the focused context as short names, for the header.
+func (t *treePane) focusNames() []string {
+	if t.focusRoot == nil {
+		return nil
+	}
+	s := t.state()
+	out := make([]string, 0, len(s.focus))
+	for _, k := range s.focus {
+		out = append(out, k.name)
+	}
+	return out
+}
+
+// reveal opens the ancestors of path (groups from a top row down) and puts the cursor on
+// its last group.
+func (t *treePane) reveal(path []*group) {
+	if len(path) == 0 {
+		return
+	}
+	i := -1
+	for j := range t.rows {
+		if t.rows[j].depth == 0 && t.rows[j].g == path[0] {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		return
+	}
+	for _, g := range path[1:] {
+		t.open(i)
+		next := -1
+		for j, end := i+1, t.subtreeEnd(i); j < end; j++ {
+			if t.rows[j].depth == t.rows[i].depth+1 && t.rows[j].g == g {
+				next = j
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		i = next
+	}
+	t.moveTo(i)
+	// Show the match a third of the way down rather than on the last line.
+	if h := t.bodyHeight(); t.cursor == t.offset+h-1 && h > 3 {
+		t.offset = t.cursor - h/3
+		t.clampOffset()
+	}
+}
+
+// topGroups is the view's top level: the roots, or the focused group.
+func (t *treePane) topGroups() []*group {
+	if t.forest == nil {
+		return nil
+	}
+	if t.focusRoot != nil {
+		return []*group{t.focusRoot}
+	}
+	return t.forest.children(nil)
+}

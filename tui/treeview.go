@@ -1,0 +1,250 @@
+package tui
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// columns is which columns fit the pane's width. Narrow terminals lose the self, Δ and
+// metric columns before the name loses its last characters.
+type columns struct {
+	self, metric, delta bool
+	nameW               int
+}
+
+// Widths below which a column is dropped.
+const (
+	minWidthMetric = 36
+	minWidthAll    = 60
+	// fullNameWidth is the width from which rows show full names instead of short ones.
+	fullNameWidth = 140
+	indentStep    = 2
+)
+
+func (t *treePane) columns() columns {
+	c := columns{}
+	used := pctWidth
+	if t.width >= minWidthMetric {
+		c.metric = true
+		used += 1 + metricWidth
+	}
+	if t.width >= minWidthAll {
+		c.self, c.delta = true, true
+		used += 2 + pctWidth + deltaWidth
+	}
+	c.nameW = max(0, t.width-used-2)
+	return c
+}
+
+// View draws the column titles and the rows in the window: the cost of a frame is the
+// window's height, whatever the size of the tree.
+func (t *treePane) View() string {
+	if t.width <= 0 || t.height <= 0 {
+		return ""
+	}
+	c := t.columns()
+	var b strings.Builder
+	if t.height >= 2 {
+		b.WriteString(t.titleLine(c))
+		b.WriteByte('\n')
+	}
+	h := t.bodyHeight()
+	switch {
+	case t.prof == nil:
+		b.WriteString(t.st.Empty.Render(ansi.Truncate("waiting for the first profile…", t.width, "…")))
+		h--
+	case len(t.rows) == 0:
+		b.WriteString(t.st.Empty.Render(ansi.Truncate("no samples yet", t.width, "…")))
+		h--
+	}
+	end := min(t.offset+h, len(t.rows))
+	for i := t.offset; i < end; i++ {
+		b.WriteString(t.renderRow(i, c))
+		if i+1 < end {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func (t *treePane) titleLine(c columns) string {
+	metric := "calls"
+	if t.prof != nil && t.prof.metric == "time" {
+		metric = "time"
+	}
+	var b strings.Builder
+	b.WriteString(padLeft("total", pctWidth))
+	if c.self {
+		b.WriteString(" " + padLeft("self", pctWidth))
+	}
+	if c.metric {
+		b.WriteString(" " + padLeft(metric, metricWidth))
+	}
+	if c.delta {
+		b.WriteString(" " + padLeft("Δ", deltaWidth))
+	}
+	title := "function"
+	switch {
+	case t.mode.kind == bottomUp:
+		title = "function ← callers"
+	case t.mode.kind == flatView:
+		title = "function (flat)"
+	}
+	b.WriteString("  " + title)
+	return t.st.ColumnTitle.Render(ansi.Truncate(b.String(), t.width, "…"))
+}
+
+// renderRow draws row i.
+func (t *treePane) renderRow(i int, c columns) string {
+	t.rowRenders++
+	r := &t.rows[i]
+	g, p := r.g, t.prof
+	st := t.st
+	cursor := i == t.cursor
+
+	totalPct := share(g.total, p.grand)
+	tot := padLeft(formatPct(totalPct), pctWidth)
+	var self, met, delta string
+	if c.self {
+		// A bottom-up row's self would be the samples whose whole stack is its path
+		// (the outermost caller's share), which reads as nonsense next to a function's
+		// total; the column stays blank there.
+		if t.mode.kind != bottomUp {
+			self = formatPct(share(g.self, p.grand))
+		}
+		self = padLeft(self, pctWidth)
+	}
+	if c.metric {
+		met = padLeft(formatMetric(p.metric, g.total), metricWidth)
+	}
+	var d float64
+	if c.delta {
+		if p.cmpSelf != nil {
+			d = totalPct - share(g.cmpTotal, p.cmpGrand)
+			delta = formatDelta(d)
+		}
+		delta = padLeft(delta, deltaWidth)
+	}
+
+	// The name cell: indentation (capped so deep rows keep a readable name), the fold
+	// glyph, the name, the inline marker and the call site, cut to what fits.
+	indent := int(r.depth) * indentStep
+	indent = min(indent, max(0, c.nameW-16))
+	glyph := "  "
+	switch {
+	case r.open:
+		glyph = "▾ "
+	case g.hasKids():
+		glyph = "▸ "
+	}
+	name := p.shorts[g.fn]
+	if t.mode.split || t.width >= fullNameWidth {
+		name = p.fulls[g.fn]
+	}
+	var marker, site string
+	if g.inlined {
+		marker = " [inl]"
+	}
+	if t.mode.split {
+		site = siteText(p, g)
+	}
+	room := c.nameW
+	cut := func(s string) string {
+		if room <= 0 || s == "" {
+			return ""
+		}
+		s = ansi.Truncate(s, room, "…")
+		room -= ansi.StringWidth(s)
+		return s
+	}
+	indentS := cut(strings.Repeat(" ", indent))
+	glyphS := cut(glyph)
+	nameS := cut(name)
+	markerS := cut(marker)
+	siteS := cut(site)
+
+	if cursor {
+		var b strings.Builder
+		b.WriteString(tot)
+		for _, s := range []string{self, met, delta} {
+			if s != "" {
+				b.WriteString(" " + s)
+			}
+		}
+		b.WriteString("  " + indentS + glyphS + nameS + markerS + siteS)
+		line := ansi.Truncate(b.String(), t.width, "")
+		if w := ansi.StringWidth(line); w < t.width {
+			line += strings.Repeat(" ", t.width-w)
+		}
+		return st.Cursor.Render(line)
+	}
+
+	var b strings.Builder
+	pctStyle := st.Percent
+	switch {
+	case totalPct >= 50:
+		pctStyle = st.Hot
+	case totalPct >= 10:
+		pctStyle = st.Warm
+	}
+	b.WriteString(pctStyle.Render(tot))
+	if self != "" {
+		b.WriteString(" " + st.Percent.Render(self))
+	}
+	if met != "" {
+		b.WriteString(" " + st.Metric.Render(met))
+	}
+	if delta != "" {
+		ds := st.Percent
+		switch {
+		case d >= 0.05:
+			ds = st.DeltaUp
+		case d <= -0.05:
+			ds = st.DeltaDn
+		}
+		b.WriteString(" " + ds.Render(delta))
+	}
+	b.WriteString("  " + indentS)
+	if glyphS != "" {
+		b.WriteString(st.Glyph.Render(glyphS))
+	}
+	if nameS != "" {
+		ns := st.Name
+		if t.search.matches(g) {
+			ns = st.Match
+		}
+		b.WriteString(ns.Render(nameS))
+	}
+	if markerS != "" {
+		b.WriteString(st.Inlined.Render(markerS))
+	}
+	if siteS != "" {
+		b.WriteString(st.CallSite.Render(siteS))
+	}
+	// The fixed columns alone can be wider than a very narrow pane.
+	return ansi.Truncate(b.String(), t.width, "")
+}
+
+// siteText is where the row's call was made: file:line when known, else the address.
+func siteText(p *profile, g *group) string {
+	switch {
+	case g.line > 0 && p.files[g.siteFn] != "":
+		return " @" + printable(path.Base(p.files[g.siteFn])) + ":" + strconv.Itoa(int(g.line))
+	case g.line > 0:
+		return " @line " + strconv.Itoa(int(g.line))
+	case g.site != 0:
+		return " @0x" + strconv.FormatUint(g.site, 16)
+	}
+	return ""
+}
+
+// padLeft right-aligns s in w cells.
+func padLeft(s string, w int) string {
+	if n := ansi.StringWidth(s); n < w {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s
+}

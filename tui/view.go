@@ -1,0 +1,190 @@
+package tui
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/cctop/cctop/cct"
+)
+
+// resize gives each part its share of the screen.
+func (m *Model) resize(w, h int) {
+	m.width, m.height = max(w, 0), max(h, 0)
+	l := m.layout()
+	m.header.SetSize(m.width, l.header)
+	m.tree.SetSize(m.width, l.tree)
+	m.status.SetSize(m.width, 1)
+	m.prompt.SetSize(m.width, 1)
+	m.help.SetWidth(m.width)
+}
+
+// layout is how many lines each part gets. Small terminals lose the header first, then
+// the column titles, status line and footer, so that the tree keeps some rows.
+type layout struct {
+	header, tree, status, footer int
+}
+
+func (m *Model) layout() layout {
+	h := m.height
+	var l layout
+	if h >= 3 {
+		l.footer = 1
+	}
+	if h >= 4 {
+		l.status = 1
+	}
+	rest := h - l.footer - l.status
+	l.header = min(headerLines, max(0, (rest-4)/2))
+	l.tree = rest - l.header
+	return l
+}
+
+// treeTop is the screen line of the first tree row.
+func (m *Model) treeTop() int {
+	top := m.layout().header
+	if m.tree.height >= 2 {
+		top++ // column titles
+	}
+	return top
+}
+
+// View draws the screen. It does no I/O and no work proportional to the profile.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "cctop"
+	if m.snap.Header.Target != "" {
+		v.WindowTitle = "cctop: " + printable(m.snap.Header.Target)
+	}
+	return v
+}
+
+func (m *Model) render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	l := m.layout()
+	lines := make([]string, 0, m.height)
+	add := func(s string, n int) {
+		if n <= 0 {
+			return
+		}
+		parts := strings.Split(s, "\n")
+		for i := range n {
+			if i < len(parts) {
+				lines = append(lines, parts[i])
+			} else {
+				lines = append(lines, "")
+			}
+		}
+	}
+	m.header.set(m.snap.Header, m.viewInfo())
+	add(m.header.View(), l.header)
+	if m.showHelp {
+		add(truncateLines(m.fullHelp(), m.width), l.tree)
+	} else {
+		add(m.tree.View(), l.tree)
+	}
+	if m.prompt.active() {
+		add(m.prompt.View(), l.status)
+	} else {
+		add(m.status.View(), l.status)
+	}
+	add(truncateLines(m.help.View(m), m.width), l.footer)
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) viewInfo() viewInfo {
+	v := viewInfo{
+		view:   m.tree.mode.kind.String(),
+		split:  m.tree.mode.split,
+		thread: "all",
+		focus:  m.tree.focusNames(),
+	}
+	if m.filtering {
+		v.thread = threadName(m.snap.Threads, m.threadTID)
+	}
+	if s := &m.tree.search; s.query != "" {
+		v.matching = "“" + s.query + "” " + formatCount(float64(s.count)) + " contexts"
+	}
+	return v
+}
+
+// ShortHelp makes the root a help.KeyMap whose bindings follow the focus: the prompt's,
+// the help screen's or the tree's.
+func (m *Model) ShortHelp() []key.Binding {
+	switch {
+	case m.prompt.active():
+		return m.keys.Prompt.ShortHelp()
+	case m.showHelp:
+		return []key.Binding{m.closeHelpBinding(), m.keys.Quit}
+	}
+	return m.keys.ShortHelp()
+}
+
+// FullHelp is the full help of whatever has the focus.
+func (m *Model) FullHelp() [][]key.Binding {
+	switch {
+	case m.prompt.active():
+		return m.keys.Prompt.FullHelp()
+	case m.showHelp:
+		return [][]key.Binding{m.ShortHelp()}
+	}
+	return m.keys.FullHelp()
+}
+
+// fullHelp is the help screen: the tree's key groups as bubbles help columns, wrapped
+// into as many bands as the width needs, so that no group is cut off on 80 columns.
+func (m *Model) fullHelp() string {
+	groups := m.keys.FullHelp()
+	sepW := lipgloss.Width(m.help.FullSeparator)
+	var bands []string
+	var band [][]key.Binding
+	bandW := 0
+	for _, g := range groups {
+		w := lipgloss.Width(m.help.FullHelpView([][]key.Binding{g}))
+		if len(band) > 0 && bandW+sepW+w > m.width {
+			bands = append(bands, m.help.FullHelpView(band))
+			band, bandW = nil, 0
+		}
+		if len(band) > 0 {
+			bandW += sepW
+		}
+		band, bandW = append(band, g), bandW+w
+	}
+	if len(band) > 0 {
+		bands = append(bands, m.help.FullHelpView(band))
+	}
+	return strings.Join(bands, "\n\n")
+}
+
+func (m *Model) closeHelpBinding() key.Binding {
+	b := m.keys.Help
+	b.SetHelp(b.Help().Key, "close help")
+	return b
+}
+
+// threadName is "tid (name)" for the header.
+func threadName(ts []cct.Thread, tid uint32) string {
+	s := strconv.FormatUint(uint64(tid), 10)
+	if i := slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID == tid }); i >= 0 && ts[i].Name != "" {
+		s += " (" + ts[i].Name + ")"
+	}
+	return s
+}
+
+// truncateLines cuts every line of s to w cells: text is cut, never wrapped.
+func truncateLines(s string, w int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, w, "")
+	}
+	return strings.Join(lines, "\n")
+}

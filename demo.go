@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,21 +10,37 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
 	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 )
 
-// cmdDemo profiles the built-in density workload for a few seconds and
-// prints its calling context tree. (The interactive TUI takes over this
-// command when it lands; until then the demo is headless.)
+// cmdDemo opens the live TUI on the built-in density workload, run in a
+// loop until quit. Without a terminal (or with --headless) it profiles the
+// workload for a few seconds and prints the tree instead.
 func cmdDemo(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	headless := fs.Bool("headless", false, "print the tree instead of opening the TUI")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
 		return usageError("demo takes no arguments")
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find own executable: %v", err)
+	}
+	if !*headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) {
+		cfg := sampler.Config{Argv: []string{exe, "workload", "density", "-loop"}, Leader: mustEvent("cpu-clock"), Freq: 999}
+		plan, err := planCounting(countingFlags{trigger: triggerTime, calls: "auto", alpha: correct.DefaultAlpha}, &cfg, false)
+		if err != nil {
+			return err
+		}
+		return runTop(cfg, plan, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -46,6 +63,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "\nBoth phases call densityLeaf equally often; phase D passes twice the input, so")
 	fmt.Fprintln(stdout, "timer samples give it twice the time. That is the call-density bias cctop corrects.")
 	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func mustEvent(name string) sampler.EventSpec {

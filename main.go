@@ -18,7 +18,9 @@ import (
 const usage = `cctop: a live calling-context profiler for Linux
 
 usage:
-  cctop demo                                         profile a built-in workload and show its tree
+  cctop demo                                         the live TUI on a built-in workload
+  cctop top [flags] (-p PID | -- CMD [ARGS...])      the live TUI: browse the calling context tree as it grows
+  cctop view FILE [--base FILE]                      the TUI on a saved pprof profile, with deltas against a base
   cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
   cctop eval [--json FILE] [--workload NAME] [--alpha LIST]
                                                      accuracy of raw vs corrected vs exact call profiles
@@ -67,6 +69,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		err = cmdDemo(args[1:], stdout, stderr)
+	case "top":
+		err = cmdTop(args[1:], stderr)
+	case "view":
+		err = cmdView(args[1:], stderr)
 	case "record":
 		err = cmdRecord(args[1:], stderr)
 	case "eval":

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/tui"
+)
+
+// live is a running profile for the TUI. One goroutine, the aggregator,
+// runs the sampler and owns the builder; it takes the TUI's actions between
+// batches and publishes an immutable snapshot a few times a second. The TUI
+// only ever reads the latest snapshot.
+type live struct {
+	target  string
+	sess    *sampler.Session
+	b       *builder
+	plan    *countingPlan
+	arm     *armer
+	actions chan tui.Action
+	msgs    chan tea.Msg
+
+	// owned by the aggregator
+	params     correct.Params
+	metric     string
+	comparison int // index into comparisons
+	baseline   []float64
+	base       *cct.Tree // --base file, if any
+	paused     bool
+	dirty      bool
+	lastSnap   time.Time
+	lastCount  uint64
+	lastRateAt time.Time
+	rate       float64
+	seq        uint64
+	exportDir  string
+
+	mu   sync.Mutex
+	snap tui.Snapshot
+}
+
+var comparisons = []string{"", "uncorrected samples", "baseline", "base file"}
+
+func newLive(target string, sess *sampler.Session, b *builder, plan *countingPlan) *live {
+	l := &live{
+		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan),
+		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
+		params: plan.params, metric: "time", comparison: 1,
+	}
+	if b.weights != nil && plan.params.Density {
+		l.metric = "calls"
+	}
+	return l
+}
+
+func (l *live) Snapshot() tui.Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.snap
+}
+
+func (l *live) Do(a tui.Action) {
+	select {
+	case l.actions <- a:
+	default:
+		l.send(tui.StatusMsg{Text: "busy: action dropped"})
+	}
+}
+
+func (l *live) Msgs() <-chan tea.Msg { return l.msgs }
+
+func (l *live) send(m tea.Msg) {
+	select {
+	case l.msgs <- m:
+	default:
+	}
+}
+
+// run is the aggregator: it returns when ctx ends.
+func (l *live) run(ctx context.Context) {
+	l.b.afterBatch = func() { l.dirty = true }
+	l.sess.SetIdle(l.tick)
+	l.publish()
+	for ctx.Err() == nil {
+		round, cancel := context.WithCancel(ctx)
+		armNow := false
+		l.b.afterBatch = func() {
+			l.dirty = true
+			if !armNow && l.arm.due(l.b) {
+				armNow = true
+				cancel()
+			}
+		}
+		err := l.sess.Run(round, l.b.handle)
+		cancel()
+		if err != nil {
+			l.send(tui.ErrorMsg{Err: err})
+			break
+		}
+		if armNow && ctx.Err() == nil && !l.sess.Exited() {
+			l.arm.arm(l.sess, l.b, l.arm.pick(l.b))
+			continue
+		}
+		if l.sess.Exited() {
+			l.send(tui.StatusMsg{Text: "target exited: the profile is frozen; browse and export it"})
+			l.publish()
+			// Keep serving actions (export, toggles) until the TUI quits.
+			t := time.NewTicker(100 * time.Millisecond)
+			for ctx.Err() == nil {
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+					l.tick()
+				}
+			}
+			t.Stop()
+			return
+		}
+	}
+}
+
+// tick takes pending actions and publishes a snapshot when due.
+func (l *live) tick() {
+	for {
+		select {
+		case a := <-l.actions:
+			l.apply(a)
+			l.dirty = true
+			continue
+		default:
+		}
+		break
+	}
+	if l.dirty && time.Since(l.lastSnap) >= 200*time.Millisecond {
+		l.publish()
+	}
+}
+
+func (l *live) apply(a tui.Action) {
+	switch a.Kind {
+	case tui.ToggleDensity:
+		l.params.Density = !l.params.Density
+		l.send(tui.StatusMsg{Text: "density correction " + onOff(l.params.Density)})
+	case tui.ToggleLatency:
+		l.params.Latency = !l.params.Latency
+		l.send(tui.StatusMsg{Text: "latency correction " + onOff(l.params.Latency)})
+	case tui.AlphaUp:
+		l.params.Alpha = stepAlpha(l.params.Alpha, true)
+	case tui.AlphaDown:
+		l.params.Alpha = stepAlpha(l.params.Alpha, false)
+	case tui.SetMetric:
+		l.metric = "time"
+		if a.Value != 0 {
+			l.metric = "calls"
+		}
+	case tui.CycleComparison:
+		l.comparison = (l.comparison + 1) % len(comparisons)
+		if comparisons[l.comparison] == "base file" && l.base == nil {
+			l.comparison = (l.comparison + 1) % len(comparisons)
+		}
+		if comparisons[l.comparison] == "baseline" && l.baseline == nil {
+			l.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
+		}
+	case tui.Baseline:
+		l.baseline = l.selfWeights()
+		l.comparison = 2
+		l.send(tui.StatusMsg{Text: "baseline taken"})
+	case tui.Pause:
+		var err error
+		if l.paused {
+			err = l.sess.Resume()
+		} else {
+			err = l.sess.Pause()
+		}
+		if err != nil {
+			l.send(tui.ErrorMsg{Err: err})
+			return
+		}
+		l.paused = !l.paused
+	case tui.Reset:
+		// A new tree and log; the sampler keeps running.
+		nb := newBuilder(l.b.res)
+		nb.threads = l.b.threads
+		nb.entries = l.b.entries
+		if l.b.weights != nil {
+			nb.weights = newWeighing(l.plan.trigger, l.sess.Event)
+		}
+		l.b = nb
+		l.baseline = nil
+		l.send(tui.StatusMsg{Text: "profile reset"})
+	case tui.RateUp, tui.RateDown:
+		l.changeRate(a.Kind == tui.RateUp)
+	case tui.Export:
+		path := a.Path
+		if path == "" {
+			path = fmt.Sprintf("cctop-%s.pb.gz", time.Now().Format("20060102-150405"))
+		}
+		if l.b.weights != nil {
+			l.b.weights.apply(l.b.tree, l.params.Alpha)
+		}
+		cfg := l.sess.Config()
+		rec := &recording{sess: l.sess, b: l.b, plan: l.plan, start: time.Now(), elapsed: 0}
+		meta := profileMeta(cfg, rec)
+		meta.Comments[0] = "cctop top"
+		if err := writeProfile(path, "pprof", l.b.tree, meta); err != nil {
+			l.send(tui.ErrorMsg{Err: err})
+			return
+		}
+		l.send(tui.StatusMsg{Text: "exported to " + path})
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// stepAlpha moves alpha along 0, 0.01, 0.1, 1, 10, ... 10000.
+func stepAlpha(a float64, up bool) float64 {
+	steps := []float64{0, 0.01, 0.1, 1, 10, 100, 1000, 10000}
+	i := 0
+	for i < len(steps)-1 && steps[i] < a {
+		i++
+	}
+	if up && i < len(steps)-1 {
+		i++
+	} else if !up && i > 0 {
+		i--
+	}
+	return steps[i]
+}
+
+// changeRate doubles or halves the sampling frequency by reopening the
+// events; the profile so far stays.
+func (l *live) changeRate(up bool) {
+	cfg := l.sess.Config()
+	if cfg.Period > 0 || !cfg.Leader.IsClock() {
+		l.send(tui.StatusMsg{Text: "the rate of this trigger is set by -c"})
+		return
+	}
+	f := cfg.Freq * 2
+	if !up {
+		f = max(cfg.Freq/2, 1)
+	}
+	if f > 9999 {
+		f = 9999
+	}
+	err := l.sess.ReconfigureWith(func(c *sampler.Config) { c.Freq = f }, l.b.handle)
+	if err != nil {
+		l.send(tui.ErrorMsg{Err: err})
+		return
+	}
+	if l.b.weights != nil {
+		l.b.weights.reset(l.sess.Generation())
+	}
+	l.send(tui.StatusMsg{Text: fmt.Sprintf("sampling at %d Hz", f)})
+}
+
+// selfWeights is the per-node self weight of the shown metric.
+func (l *live) selfWeights() []float64 {
+	t := l.b.tree
+	w := make([]float64, t.Len())
+	if l.metric == "calls" && l.b.weights != nil {
+		got, _ := l.b.weights.log.Reweight(l.params, nil)
+		copy(w, got)
+		return w
+	}
+	for i := range w {
+		w[i] = float64(t.Node(cct.NodeID(i)).Self.Time)
+	}
+	return w
+}
+
+// compareWeights is the comparison profile on the current tree's nodes.
+func (l *live) compareWeights() []float64 {
+	t := l.b.tree
+	switch comparisons[l.comparison] {
+	case "uncorrected samples":
+		w := make([]float64, t.Len())
+		for i := range w {
+			w[i] = float64(t.Node(cct.NodeID(i)).Self.Samples)
+		}
+		return w
+	case "baseline":
+		return l.baseline
+	}
+	return nil
+}
+
+// publish builds a snapshot.
+func (l *live) publish() {
+	l.lastSnap = time.Now()
+	l.dirty = false
+	l.seq++
+	st := l.sess.Stats()
+	now := time.Now()
+	if !l.lastRateAt.IsZero() {
+		if dt := now.Sub(l.lastRateAt).Seconds(); dt > 0.5 {
+			l.rate = float64(st.Samples-l.lastCount) / dt
+			l.lastCount, l.lastRateAt = st.Samples, now
+		}
+	} else {
+		l.lastCount, l.lastRateAt = st.Samples, now
+	}
+	self := l.selfWeights()
+	cmp := l.compareWeights()
+	overlap := -1.0
+	if cmp != nil {
+		overlap = correct.OverlapSlices(self, cmp)
+	}
+	state := "live"
+	switch {
+	case l.sess.Exited():
+		state = "target exited"
+	case l.paused:
+		state = "paused"
+	}
+	threads := make([]cct.Thread, 0, len(l.b.threads))
+	for _, th := range l.b.threads {
+		threads = append(threads, th)
+	}
+	snap := tui.Snapshot{
+		Tree:    l.b.tree.Clone(),
+		Self:    self,
+		Compare: cmp,
+		Metric:  l.metric,
+		Threads: threads,
+		Seq:     l.seq,
+		Header: tui.Header{
+			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
+			Lost: st.Lost, Throttled: st.Throttled, Unwound: -1,
+			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
+			Density: l.params.Density, Latency: l.params.Latency,
+			Comparison: comparisons[l.comparison], Overlap: overlap, State: state,
+		},
+	}
+	l.mu.Lock()
+	l.snap = snap
+	l.mu.Unlock()
+	l.send(tui.SnapshotReadyMsg{})
+}

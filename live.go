@@ -198,6 +198,8 @@ func (l *live) apply(a tui.Action) {
 		l.send(tui.StatusMsg{Text: "profile reset"})
 	case tui.RateUp, tui.RateDown:
 		l.changeRate(a.Kind == tui.RateUp)
+	case tui.CycleTrigger:
+		l.send(tui.StatusMsg{Text: "switching the trigger live is not built yet: restart with --trigger calls|exact"})
 	case tui.Export:
 		path := a.Path
 		if path == "" {

@@ -71,6 +71,25 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	return nil
 }
 
+// startSession opens the sampler on cfg's target and a builder for its
+// samples, weighing them when the plan counts calls.
+func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sampler.Session, *builder, error) {
+	sess, err := sampler.Open(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := symbol.NewResolver()
+	if err := res.LoadProc(sess.PID()); err != nil {
+		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
+	}
+	b := newBuilder(res)
+	if plan != nil && plan.hasCalls() {
+		b.weights = newWeighing(plan.trigger, sess.Event)
+		b.entries = plan.entries
+	}
+	return sess, b, nil
+}
+
 // recording is one finished sampling run.
 type recording struct {
 	sess    *sampler.Session
@@ -86,20 +105,11 @@ type recording struct {
 // last samples are kept. The caller closes rec.sess.
 func recordTarget(ctx context.Context, cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*recording, error) {
 	start := time.Now()
-	sess, err := sampler.Open(cfg)
+	sess, b, err := startSession(cfg, plan, stderr)
 	if err != nil {
 		return nil, err
 	}
-	res := symbol.NewResolver()
-	if err := res.LoadProc(sess.PID()); err != nil {
-		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
-	}
-	b := newBuilder(res)
 	rec := &recording{sess: sess, b: b, start: start, plan: plan}
-	if plan != nil && plan.hasCalls() {
-		b.weights = newWeighing(plan.trigger, sess.Event)
-		b.entries = plan.entries
-	}
 	arm := newArmer(plan)
 	for {
 		// Arming needs the sampler out of Run: the builder ends the round

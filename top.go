@@ -14,7 +14,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/cctop/cctop/sampler"
-	"github.com/cctop/cctop/symbol"
 	"github.com/cctop/cctop/tui"
 )
 
@@ -45,20 +44,11 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 		// The TUI owns the terminal: the target's output would tear it.
 		cfg.Stdout, cfg.Stderr = io.Discard, io.Discard
 	}
-	sess, err := sampler.Open(cfg)
+	sess, b, err := startSession(cfg, plan, stderr)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	res := symbol.NewResolver()
-	if err := res.LoadProc(sess.PID()); err != nil {
-		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
-	}
-	b := newBuilder(res)
-	if plan.hasCalls() {
-		b.weights = newWeighing(plan.trigger, sess.Event)
-		b.entries = plan.entries
-	}
 	l := newLive(targetName(cfg, sess), sess, b, plan)
 
 	prog := tea.NewProgram(tui.New(l, tui.Options{}))

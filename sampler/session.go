@@ -612,7 +612,13 @@ func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
 	for fd := range s.owners {
 		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	}
-	s.closeEvents()
+	// Closing a uprobe event waits for the kernel to unregister it (about
+	// 0.1 s each here, and there is one per thread, CPU and probe): stop the
+	// old events now and let a goroutine close them, so the caller's
+	// goroutine, which feeds the UI, does not stall for seconds.
+	s.Pause()
+	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings}
+	go old.closeEvents()
 	s.rings, s.ringFD, s.owners, s.tidFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}
 	s.ids = map[uint64]EventRef{}
 	s.leaders = nil

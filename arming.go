@@ -114,8 +114,17 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	if len(targets) == 0 {
 		a.plan.targets = nil
 	}
-	a.plan.entries = entries
-	b.entries = a.plan.entries
+	// Entries of probes armed before stay: the old probes trap until the
+	// kernel has unregistered them, which takes a while after their events
+	// are closed, and a sample on a function's entry has its caller in the
+	// stack words whether a probe is still there or not.
+	if b.entries == nil {
+		b.entries = map[entryKey]bool{}
+	}
+	for k := range entries {
+		b.entries[k] = true
+	}
+	a.plan.entries = b.entries
 	if b.weights != nil {
 		b.weights.reset(sess.Generation())
 	}

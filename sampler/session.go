@@ -134,12 +134,14 @@ func (s *Session) buildAttrs() error {
 		if err := s.setEvent(&a, g.Leader, &ga); err != nil {
 			return err
 		}
-		if g.Leader.UprobePath != "" || hasUprobe(g.Members) {
+		if gi == 0 || g.Leader.UprobePath != "" {
 			// At a function's entry the caller's frame pointer is still in
 			// BP, so a frame-pointer walk skips the caller; its return
-			// address is the word at SP. Sample SP and that word: probe
-			// samples sit at entries, and clock samples land there while a
-			// counting uprobe is being handled.
+			// address is the word at SP. Sample the frame pointer and the
+			// two top stack words: probe samples sit at entries, and clock
+			// samples land there while a counting uprobe is handled, also a
+			// while after its event is closed (the kernel unregisters the
+			// probe later).
 			a.Sample_type |= sampleRegsUser | sampleStackUser
 			a.Sample_regs_user = entryRegsMask
 			a.Sample_stack_user = 16

@@ -230,3 +230,25 @@ func isGoBinary(path string) bool {
 	defer f.Close()
 	return f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil
 }
+
+// targetFlags are the flags of the commands that sample a target: what to
+// sample, and how calls are counted and samples weighted.
+type targetFlags struct {
+	samplingFlags
+	countingFlags
+}
+
+func (f *targetFlags) register(fs *flag.FlagSet) {
+	f.samplingFlags.register(fs)
+	f.countingFlags.register(fs)
+}
+
+// resolve checks the parsed flags and plans the run.
+func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *countingPlan, error) {
+	cfg, err := f.samplingFlags.config(fs)
+	if err != nil {
+		return cfg, nil, err
+	}
+	plan, err := planCounting(f.countingFlags, &cfg, cfg.Period > 0)
+	return cfg, plan, err
+}

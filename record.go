@@ -21,10 +21,8 @@ import (
 
 func cmdRecord(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
-	var sf samplingFlags
-	sf.register(fs)
-	var cf countingFlags
-	cf.register(fs)
+	var tf targetFlags
+	tf.register(fs)
 	var dur durationFlag
 	fs.Var(&dur, "d", "stop after `DURATION`")
 	out := fs.String("o", "cctop.pb.gz", "output `FILE`")
@@ -35,14 +33,10 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if *format != "pprof" && *format != "folded" {
 		return usageError("unknown --format %q (pprof or folded)", *format)
 	}
-	cfg, err := sf.config(fs)
-	if err != nil {
-		return err
-	}
 	if err := checkWritable(*out); err != nil {
 		return err
 	}
-	plan, err := planCounting(cf, &cfg, cfg.Period > 0)
+	cfg, plan, err := tf.resolve(fs)
 	if err != nil {
 		return err
 	}

@@ -19,18 +19,12 @@ import (
 
 func cmdTop(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
-	var sf samplingFlags
-	sf.register(fs)
-	var cf countingFlags
-	cf.register(fs)
+	var tf targetFlags
+	tf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := sf.config(fs)
-	if err != nil {
-		return err
-	}
-	plan, err := planCounting(cf, &cfg, cfg.Period > 0)
+	cfg, plan, err := tf.resolve(fs)
 	if err != nil {
 		return err
 	}

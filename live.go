@@ -86,43 +86,30 @@ func (l *live) send(m tea.Msg) {
 
 // run is the aggregator: it returns when ctx ends.
 func (l *live) run(ctx context.Context) {
-	l.b.afterBatch = func() { l.dirty = true }
 	l.sess.SetIdle(l.tick)
 	l.publish()
+	// The builder is read through l.b on every batch: Reset replaces it.
+	notes, err := runArmed(ctx, l.sess, l.arm, func() *builder { return l.b }, func() { l.dirty = true })
+	for _, n := range append(notes, l.arm.notes...) {
+		l.send(tui.StatusMsg{Text: n})
+	}
+	if err != nil {
+		l.send(tui.ErrorMsg{Err: err})
+		return
+	}
+	if !l.sess.Exited() {
+		return
+	}
+	l.send(tui.StatusMsg{Text: "target exited: the profile is frozen; browse and export it"})
+	l.publish()
+	// Keep serving actions (export, toggles) until the TUI quits.
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
 	for ctx.Err() == nil {
-		round, cancel := context.WithCancel(ctx)
-		armNow := false
-		l.b.afterBatch = func() {
-			l.dirty = true
-			if !armNow && l.arm.due(l.b) {
-				armNow = true
-				cancel()
-			}
-		}
-		err := l.sess.Run(round, l.b.handle)
-		cancel()
-		if err != nil {
-			l.send(tui.ErrorMsg{Err: err})
-			break
-		}
-		if armNow && ctx.Err() == nil && !l.sess.Exited() {
-			l.arm.arm(l.sess, l.b, l.arm.pick(l.b))
-			continue
-		}
-		if l.sess.Exited() {
-			l.send(tui.StatusMsg{Text: "target exited: the profile is frozen; browse and export it"})
-			l.publish()
-			// Keep serving actions (export, toggles) until the TUI quits.
-			t := time.NewTicker(100 * time.Millisecond)
-			for ctx.Err() == nil {
-				select {
-				case <-ctx.Done():
-				case <-t.C:
-					l.tick()
-				}
-			}
-			t.Stop()
-			return
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			l.tick()
 		}
 	}
 }
@@ -187,12 +174,9 @@ func (l *live) apply(a tui.Action) {
 		l.paused = !l.paused
 	case tui.Reset:
 		// A new tree and log; the sampler keeps running.
-		nb := newBuilder(l.b.res)
+		nb := newSessionBuilder(l.b.res, l.plan, l.sess)
 		nb.threads = l.b.threads
 		nb.entries = l.b.entries
-		if l.b.weights != nil {
-			nb.weights = newWeighing(l.plan.trigger, l.sess.Event)
-		}
 		l.b = nb
 		l.baseline = nil
 		l.send(tui.StatusMsg{Text: "profile reset"})

@@ -25,8 +25,6 @@ type builder struct {
 
 	// weights, when set, logs every sample for the call estimates.
 	weights *weighing
-	// afterBatch, when set, runs after each batch.
-	afterBatch func()
 	// entries are the (module path, ELF address) of functions under a
 	// counting uprobe: a clock sample that lands on one of them has its
 	// caller in the stack word, not in the frame-pointer chain.
@@ -51,9 +49,6 @@ func newBuilder(res *symbol.Resolver) *builder {
 
 // handle applies one batch: bookkeeping records in order, samples into the tree.
 func (b *builder) handle(batch *sampler.Batch) {
-	if b.afterBatch != nil {
-		defer b.afterBatch()
-	}
 	for i := range batch.Records {
 		r := &batch.Records[i]
 		switch r.Kind {

@@ -65,6 +65,39 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	return nil
 }
 
+// runArmed runs sess until ctx ends or the target exits, giving every batch
+// to the current builder (cur: the live UI may replace it). Automatic
+// counters are armed between rounds, since re-arming needs the sampler out
+// of Run: a round ends when the profile says it is time.
+func runArmed(ctx context.Context, sess *sampler.Session, arm *armer, cur func() *builder, afterBatch func()) (notes []string, err error) {
+	for {
+		round, cancel := context.WithCancel(ctx)
+		armNow := false
+		err := sess.Run(round, func(batch *sampler.Batch) {
+			b := cur()
+			b.handle(batch)
+			if afterBatch != nil {
+				afterBatch()
+			}
+			if !armNow && arm.due(b) {
+				armNow = true
+				cancel()
+			}
+		})
+		cancel()
+		if err != nil {
+			return notes, err
+		}
+		if !armNow || ctx.Err() != nil || sess.Exited() {
+			return notes, nil
+		}
+		if err := arm.arm(sess, cur(), arm.pick(cur())); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
+			notes = append(notes, "counting uprobes not armed: "+err.Error())
+			arm.plan.auto = false
+		}
+	}
+}
+
 // startSession opens the sampler on cfg's target and a builder for its
 // samples, weighing them when the plan counts calls.
 func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sampler.Session, *builder, error) {
@@ -76,12 +109,19 @@ func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sa
 	if err := res.LoadProc(sess.PID()); err != nil {
 		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
 	}
-	b := newBuilder(res)
-	if plan != nil && plan.hasCalls() {
-		b.weights = newWeighing(plan.trigger, sess.Event)
-		b.entries = plan.entries
-	}
+	b := newSessionBuilder(res, plan, sess)
+	b.entries = plan.entries
 	return sess, b, nil
+}
+
+// newSessionBuilder is a builder for sess's samples that weighs them when
+// the plan counts calls.
+func newSessionBuilder(res *symbol.Resolver, plan *countingPlan, sess *sampler.Session) *builder {
+	b := newBuilder(res)
+	if plan.hasCalls() {
+		b.weights = newWeighing(plan.trigger, sess.Event)
+	}
+	return b
 }
 
 // recording is one finished sampling run.
@@ -105,33 +145,12 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *countingPlan, s
 	}
 	rec := &recording{sess: sess, b: b, start: start, plan: plan}
 	arm := newArmer(plan)
-	for {
-		// Arming needs the sampler out of Run: the builder ends the round
-		// when the profile says it is time.
-		round, cancel := context.WithCancel(ctx)
-		armNow := false
-		b.afterBatch = func() {
-			if !armNow && arm.due(b) {
-				armNow = true
-				cancel()
-			}
-		}
-		err := sess.Run(round, b.handle)
-		cancel()
-		if err != nil {
-			sess.Close()
-			return nil, err
-		}
-		if !armNow || ctx.Err() != nil || sess.Exited() {
-			break
-		}
-		if err := arm.arm(sess, b, arm.pick(b)); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
-			rec.notes = append(rec.notes, "counting uprobes not armed: "+err.Error())
-			plan.auto = false
-		}
+	notes, err := runArmed(ctx, sess, arm, func() *builder { return b }, nil)
+	rec.notes = append(notes, arm.notes...)
+	if err != nil {
+		sess.Close()
+		return nil, err
 	}
-	rec.notes = append(rec.notes, arm.notes...)
-	b.afterBatch = nil
 	if len(cfg.Argv) > 0 && !sess.Exited() {
 		sess.Stop(2 * time.Second)
 		if err := sess.Run(context.Background(), b.handle); err != nil {

@@ -14,9 +14,46 @@ type Snapshot struct {
 	Metric  string    // "time" or "calls"
 	Header  Header
 	Threads []cct.Thread // for the thread filter
-	// ThreadSelf returns the per-node self weights of one thread (nil func: no per-thread data).
+	// ThreadSelf returns the per-node self weights of one thread (nil func: no per-thread
+	// data). It may return nil for a thread the source has not weighed yet: the TUI sends
+	// SetThread when the filter changes, and a later snapshot has that thread's weights.
 	ThreadSelf func(tid uint32) []float64
 	Seq        uint64 // changes whenever anything changed
+	// Counters is what the counters panel shows (nil: the source has none, e.g. a file).
+	Counters *Counters
+}
+
+// Counters is the counters panel: where call counts come from and what they cost,
+// the call density of each thread over time (the papers' Figure 4), the distribution
+// of the sampling latency, and the parameters in force.
+type Counters struct {
+	Source string  // the call counter, e.g. "uprobe on main.leaf, main.mid (0.6µs a hit)"
+	Cost   float64 // share of the target's sampled CPU time spent counting, 0..1; <0 unknown
+	Hits   uint64  // counter hits since the last reset
+	Params string  // the parameters in force, e.g. "trigger time · 999 Hz · alpha 0"
+	// Density is per thread, busiest first: the call density in consecutive buckets of
+	// BucketSeconds wall time, oldest first, newest last. A bucket with no sample is NaN.
+	Density       []ThreadSeries
+	BucketSeconds float64
+	DensityUnit   string // e.g. "calls/ms"
+	Latency       LatencyStats
+}
+
+// ThreadSeries is one thread's call density over time.
+type ThreadSeries struct {
+	TID    uint32
+	Name   string
+	Points []float64
+}
+
+// LatencyStats is the distribution of the sampling latency (delta_i - lambda_i) of the
+// samples whose interval was measured, in nanoseconds.
+type LatencyStats struct {
+	N                      uint64
+	Min, Median, Mean, Max float64
+	// Hist counts samples per bucket; bucket i holds latencies in [Edges[i], Edges[i+1]).
+	Hist  []uint64
+	Edges []float64 // len(Hist)+1, ns
 }
 
 // Header is what the header lines say about the session.
@@ -65,6 +102,7 @@ const (
 	Baseline
 	Export    // Path is the file to write
 	SetMetric // Value 0: time, 1: calls
+	SetThread // Value: the TID the thread filter shows, 0 for all threads
 )
 
 var actionNames = [...]string{
@@ -81,6 +119,7 @@ var actionNames = [...]string{
 	Baseline:        "Baseline",
 	Export:          "Export",
 	SetMetric:       "SetMetric",
+	SetThread:       "SetThread",
 }
 
 func (k ActionKind) String() string {

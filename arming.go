@@ -41,7 +41,9 @@ func newArmer(plan *countingPlan) *armer {
 
 // due reports whether the counters should be (re)armed now.
 func (a *armer) due(b *builder) bool {
-	if a.plan == nil || !a.plan.auto {
+	if a.plan == nil || !a.plan.auto || a.plan.trigger != triggerTime {
+		// Probes placed for the calls or exact trigger stay where the
+		// user switched them on.
 		return false
 	}
 	now := time.Now()

@@ -42,12 +42,25 @@ type live struct {
 	rate       float64
 	seq        uint64
 	exportDir  string
+	threadSel  uint32 // the thread the TUI's filter shows, 0: none
+	// timeCfg is the time trigger's sampling configuration, to return to
+	// after the calls or exact trigger.
+	timeCfg sampler.Config
+	// exactRun is the last finished exact-trigger run: calls per node of
+	// the tree they were counted in.
+	exactRun *exactRun
 
 	mu   sync.Mutex
 	snap tui.Snapshot
 }
 
-var comparisons = []string{"", "uncorrected samples", "baseline", "base file"}
+var comparisons = []string{"", "uncorrected samples", "baseline", "base file", "exact run"}
+
+// exactRun is a profile of calls counted one by one.
+type exactRun struct {
+	tree  *cct.Tree
+	calls []float64
+}
 
 func newLive(target string, sess *sampler.Session, b *builder, plan *countingPlan) *live {
 	l := &live{
@@ -57,6 +70,13 @@ func newLive(target string, sess *sampler.Session, b *builder, plan *countingPla
 	}
 	if b.weights != nil && plan.params.Density {
 		l.metric = "calls"
+	}
+	l.timeCfg = sess.Config()
+	if plan.trigger != triggerTime {
+		// Started on probes: time sampling is cctop's default clock.
+		clock, _ := sampler.ParseEvent("cpu-clock")
+		l.timeCfg.Leader, l.timeCfg.Freq, l.timeCfg.Period, l.timeCfg.Extra = clock, 999, 0, nil
+		l.timeCfg.RingPages = 64
 	}
 	return l
 }
@@ -149,13 +169,30 @@ func (l *live) apply(a tui.Action) {
 			l.metric = "calls"
 		}
 	case tui.CycleComparison:
-		l.comparison = (l.comparison + 1) % len(comparisons)
-		if comparisons[l.comparison] == "base file" && l.base == nil {
+		for {
 			l.comparison = (l.comparison + 1) % len(comparisons)
+			switch comparisons[l.comparison] {
+			case "base file":
+				if l.base == nil {
+					continue
+				}
+			case "exact run":
+				if l.exactCalls() == nil {
+					continue
+				}
+				if l.metric != "calls" {
+					l.send(tui.StatusMsg{Text: "the exact run counts calls: press m to compare calls"})
+				}
+			case "baseline":
+				if l.baseline == nil {
+					l.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
+				}
+			}
+			break
 		}
-		if comparisons[l.comparison] == "baseline" && l.baseline == nil {
-			l.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
-		}
+	case tui.SetThread:
+		l.threadSel = uint32(a.Value)
+		l.lastSnap = time.Time{} // the filter waits for this thread's weights
 	case tui.Baseline:
 		l.baseline = l.selfWeights()
 		l.comparison = 2
@@ -177,13 +214,21 @@ func (l *live) apply(a tui.Action) {
 		nb := newSessionBuilder(l.b.res, l.plan, l.sess)
 		nb.threads = l.b.threads
 		nb.entries = l.b.entries
+		if l.b.weights != nil && nb.weights != nil {
+			// The panel's history is of the target, not of the profile.
+			nb.weights.timeline, nb.weights.latency = l.b.weights.timeline, l.b.weights.latency
+			nb.weights.trigger = l.b.weights.trigger
+		}
+		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
+			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
+		}
 		l.b = nb
 		l.baseline = nil
 		l.send(tui.StatusMsg{Text: "profile reset"})
 	case tui.RateUp, tui.RateDown:
 		l.changeRate(a.Kind == tui.RateUp)
 	case tui.CycleTrigger:
-		l.send(tui.StatusMsg{Text: "switching the trigger live is not built yet: restart with --trigger calls|exact"})
+		l.cycleTrigger()
 	case tui.Export:
 		path := a.Path
 		if path == "" {
@@ -279,8 +324,31 @@ func (l *live) compareWeights() []float64 {
 		return w
 	case "baseline":
 		return l.baseline
+	case "exact run":
+		return l.exactCalls()
 	}
 	return nil
+}
+
+// exactCalls is the exact run's calls on the current tree's nodes: those
+// being counted now under the exact trigger, or else the last exact run,
+// matched by call path when the profile was reset since.
+func (l *live) exactCalls() []float64 {
+	t := l.b.tree
+	if w := l.b.weights; w != nil && len(w.exact) > 0 {
+		out := make([]float64, t.Len())
+		copy(out, w.exact)
+		return out
+	}
+	if l.exactRun == nil {
+		return nil
+	}
+	if l.exactRun.tree == t {
+		out := make([]float64, t.Len())
+		copy(out, l.exactRun.calls)
+		return out
+	}
+	return mapOnto(t, l.exactRun.tree, l.exactRun.calls)
 }
 
 // publish builds a snapshot.
@@ -315,13 +383,16 @@ func (l *live) publish() {
 	for _, th := range l.b.threads {
 		threads = append(threads, th)
 	}
+	tree := l.b.tree.Clone()
 	snap := tui.Snapshot{
-		Tree:    l.b.tree.Clone(),
-		Self:    self,
-		Compare: cmp,
-		Metric:  l.metric,
-		Threads: threads,
-		Seq:     l.seq,
+		Tree:       tree,
+		ThreadSelf: l.threadSelf(tree),
+		Counters:   l.counters(),
+		Self:       self,
+		Compare:    cmp,
+		Metric:     l.metric,
+		Threads:    threads,
+		Seq:        l.seq,
 		Header: tui.Header{
 			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: -1,

@@ -41,7 +41,23 @@ type weighing struct {
 	hits      map[int]uint64
 	prevHits  map[stream][]uint64
 	clockTime uint64
+
+	// What the counters panel shows; they outlive reset, being
+	// measurements of the target rather than of one event set.
+	timeline *correct.Timeline
+	latency  correct.LatencyHist
+	lastAt   map[stream]uint64 // time of a stream's previous probe sample
+	// exact is, per node, the calls counted one by one under the exact
+	// trigger: the reference the estimates are compared with.
+	exact []float64
 }
+
+// densityBucket is the width of a bucket of the call-density timeline, and
+// densityKeep how many it keeps (two minutes).
+const (
+	densityBucket = time.Second
+	densityKeep   = 120
+)
 
 func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *weighing {
 	return &weighing{
@@ -52,6 +68,8 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *w
 		hits:     map[int]uint64{},
 		prevHits: map[stream][]uint64{},
 		log:      correct.NewLog(0),
+		timeline: correct.NewTimeline(uint64(densityBucket), densityKeep),
+		lastAt:   map[stream]uint64{},
 	}
 }
 
@@ -62,6 +80,7 @@ func (w *weighing) reset(generation int) {
 	clear(w.streams)
 	clear(w.hits)
 	clear(w.prevHits)
+	clear(w.lastAt)
 	w.clockTime = 0
 }
 
@@ -83,6 +102,20 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		// The sample sits on a call event and stands for the Period calls
 		// since the previous one: unbiased by construction.
 		w.log.Append(correct.Entry{Node: int32(node), Edge: -1, Thread: th, Calls: float32(r.Period), Lambda: 0, Latency: -1})
+		w.hits[0] += r.Period
+		k := stream{r.TID, r.CPU}
+		if prev, ok := w.lastAt[k]; ok && r.Time > prev {
+			// Over wall time between the stream's samples: the clock is
+			// not sampled under this trigger.
+			w.timeline.Add(r.TID, r.Time, float64(r.Period), float64(r.Time-prev))
+		}
+		w.lastAt[k] = r.Time
+		if w.trigger == triggerExact && node >= 0 {
+			for int(node) >= len(w.exact) {
+				w.exact = append(w.exact, 0)
+			}
+			w.exact[node] += float64(r.Period)
+		}
 		return
 	}
 	rd := correct.Reading{Time: r.Time, Period: r.Period}
@@ -121,7 +154,18 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		st = &correct.Thread{StartsAtZero: true}
 		w.streams[k] = st
 	}
-	w.log.Append(correct.EntryOf(int32(node), -1, th, st.Next(rd)))
+	iv := st.Next(rd)
+	w.log.Append(correct.EntryOf(int32(node), -1, th, iv))
+	if iv.HasDelta {
+		w.latency.Add(iv.Latency)
+	}
+	// Density per CPU time the thread actually ran: the leader's delta
+	// where it was measured, the nominal period otherwise.
+	over := iv.Lambda
+	if iv.HasDelta && iv.Delta > 0 {
+		over = iv.Delta
+	}
+	w.timeline.Add(r.TID, r.Time, iv.Calls, over)
 }
 
 // apply sets the tree's call estimates from the log: Calls under the

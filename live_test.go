@@ -72,8 +72,18 @@ func TestLiveCountersAndTriggers(t *testing.T) {
 	l, stop := startLive(t, "--user", "--calls", "uprobe:"+workloadPkg+"densityLeaf")
 	defer stop()
 
-	s := waitSnap(t, l, "density points of two threads", func(s tui.Snapshot) bool {
-		return s.Counters != nil && len(s.Counters.Density) >= 2 && s.Counters.Latency.N > 100
+	points := func(p []float64) int {
+		n := 0
+		for _, x := range p {
+			if x == x {
+				n++
+			}
+		}
+		return n
+	}
+	s := waitSnap(t, l, "three seconds of density of two threads", func(s tui.Snapshot) bool {
+		c := s.Counters
+		return c != nil && len(c.Density) >= 2 && points(c.Density[0].Points) >= 3 && points(c.Density[1].Points) >= 3 && c.Latency.N > 100
 	})
 	c := s.Counters
 	if !strings.Contains(c.Source, "uprobe") || c.Hits == 0 || c.Cost < 0 || c.Cost > 0.5 {
@@ -84,7 +94,9 @@ func TestLiveCountersAndTriggers(t *testing.T) {
 		t.Errorf("latency %+v", lat)
 	}
 	// Thread i's leaf works (i+1) times as long: the second thread calls it
-	// about half as densely. Compare the threads' mean densities.
+	// about half as densely (1.9 measured over a minute; a first second
+	// on two shared vCPUs has ranged 1.3 to 2.4). Compare the threads' mean
+	// densities.
 	mean := func(p []float64) float64 {
 		var sum, n float64
 		for _, x := range p {
@@ -96,7 +108,7 @@ func TestLiveCountersAndTriggers(t *testing.T) {
 		return sum / n
 	}
 	d0, d1 := mean(c.Density[0].Points), mean(c.Density[1].Points)
-	if r := max(d0, d1) / min(d0, d1); r < 1.4 || r > 2.8 {
+	if r := max(d0, d1) / min(d0, d1); r < 1.2 || r > 3 {
 		t.Errorf("densities %.1f and %.1f calls/ms: ratio %.2f, want about 2", d0, d1, r)
 	}
 	t.Logf("density %.1f / %.1f calls/ms; latency %+v; cost %.2f%%", d0, d1, lat, 100*c.Cost)

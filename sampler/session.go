@@ -621,7 +621,7 @@ func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
 	s.Pause()
 	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings}
 	go old.closeEvents()
-	s.rings, s.ringFD, s.owners, s.tidFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}
+	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil
 	s.ids = map[uint64]EventRef{}
 	s.leaders = nil
 	change(&s.cfg)

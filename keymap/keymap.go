@@ -25,6 +25,10 @@ type KeyMap struct {
 	// What the tree shows.
 	Invert, Flat, Threads, Split, Metric key.Binding
 
+	// Counters shows or hides the counters panel: call density per thread over time,
+	// the sampling latency and the parameters in force.
+	Counters key.Binding
+
 	// Sampling and correction parameters: these become Source actions.
 	Density, Latency, AlphaUp, AlphaDown, RateUp, RateDown key.Binding
 	Trigger, Comparison, Baseline, Pause, Reset, Export    key.Binding
@@ -72,6 +76,8 @@ func DefaultKeyMap() KeyMap {
 		Split:   b(k("s"), "s", "split call sites"),
 		Metric:  b(k("m"), "m", "metric time/calls"),
 
+		Counters: b(k("C"), "C", "counters panel"),
+
 		Density:    b(k("d"), "d", "density correction"),
 		Latency:    b(k("L"), "L", "latency correction"),
 		AlphaUp:    b(k("+", "="), "+", "alpha up"),
@@ -106,7 +112,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
 		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll, k.Focus, k.Unfocus},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Invert, k.Flat, k.Threads, k.Split, k.Metric},
-		{k.Density, k.Latency, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
+		{k.Counters, k.Density, k.Latency, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}
 }

@@ -41,7 +41,7 @@ func TestDefaultKeyMap(t *testing.T) {
 		"F": "Unfocus", "backspace": "Unfocus", "/": "Search", "n": "NextMatch", "N": "PrevMatch",
 		"i": "Invert", "t": "Flat", "T": "Threads", "s": "Split", "m": "Metric", "d": "Density",
 		"L": "Latency", "+": "AlphaUp", "-": "AlphaDown", "]": "RateUp", "[": "RateDown", "g": "Trigger",
-		"o": "Comparison", "b": "Baseline", "p": "Pause", "r": "Reset", "x": "Export", "?": "Help",
+		"o": "Comparison", "b": "Baseline", "p": "Pause", "r": "Reset", "x": "Export", "C": "Counters", "?": "Help",
 		"q": "Quit", "ctrl+c": "Quit",
 	} {
 		if owner[s] != want {

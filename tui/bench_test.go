@@ -83,6 +83,20 @@ func BenchmarkViewLargeTree(b *testing.B) {
 			m.View()
 		}
 	})
+	b.Run("frame-panel", func(b *testing.B) {
+		// The counters panel open beside the tree: its lines, not the tree, cost.
+		src := m.src.(*fakeSource)
+		s := src.Snapshot()
+		s.Counters, s.Seq = testCounters(), s.Seq+1
+		src.set(s)
+		m.Update(SnapshotReadyMsg{})
+		m.Update(press("C"))
+		defer m.Update(press("C"))
+		b.ReportAllocs()
+		for b.Loop() {
+			m.View()
+		}
+	})
 	b.Run("cursor", func(b *testing.B) {
 		b.ReportAllocs()
 		down, up := press("down"), press("up")

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"math"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -193,4 +194,53 @@ func snapshotOf(t *cct.Tree) Snapshot {
 	}
 }
 
-func testSnapshot() Snapshot { return buildTree(testSamples, inOrder(len(testSamples))) }
+// testSnapshot is the test profile with the test counters.
+func testSnapshot() Snapshot {
+	s := buildTree(testSamples, inOrder(len(testSamples)))
+	s.Counters = testCounters()
+	return s
+}
+
+// densityShape is one cycle of a thread's call density, in tenths of its mean.
+var densityShape = []float64{10, 12, 15, 19, 16, 11, 7, 4, 3, 5, 8, 10}
+
+// testCounters is a live session's counters panel: four threads, busiest first, each
+// with 60 buckets of call density (half a second each) and a few gaps, and a latency
+// histogram over octaves from 512ns to 256µs.
+func testCounters() *Counters {
+	threads := []struct {
+		tid  uint32
+		name string
+		mean float64 // calls/ms
+		gaps []int   // buckets without a sample
+	}{
+		{1, "app", 42, []int{17}},
+		{11, "worker-1", 23.5, []int{5, 6, 40}},
+		{12, "worker-2", 9.2, []int{30}},
+		{7, "gc", 0.8, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 33, 34, 58}}, // started late, idles
+	}
+	c := &Counters{
+		Source:        "uprobe on main.compute, main.hashBlock (0.6µs a hit)",
+		Cost:          0.012,
+		Hits:          48213,
+		Params:        "trigger time · 999 Hz · alpha 1000 · density on · latency on",
+		BucketSeconds: 0.5,
+		DensityUnit:   "calls/ms",
+		Latency: LatencyStats{
+			N: 12345, Min: 850, Median: 4200, Mean: 5100, Max: 210e3,
+			Hist:  []uint64{40, 900, 3100, 4800, 2300, 800, 300, 80, 0, 25},
+			Edges: []float64{512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288},
+		},
+	}
+	for i, th := range threads {
+		pts := make([]float64, 60)
+		for j := range pts {
+			pts[j] = th.mean * densityShape[(j+3*i)%len(densityShape)] / 10
+		}
+		for _, j := range th.gaps {
+			pts[j] = math.NaN()
+		}
+		c.Density = append(c.Density, ThreadSeries{TID: th.tid, Name: th.name, Points: pts})
+	}
+	return c
+}

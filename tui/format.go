@@ -45,11 +45,12 @@ func formatTime(ns float64) string {
 		return sig3(ns/3600e9) + "h"
 	case a >= 600e9:
 		return sig3(ns/60e9) + "m"
-	case a >= 1e9:
+	// A value that rounds to 1000 of a unit is shown in the next one: "1.00ms", not "1000µs".
+	case a >= 999.5e6:
 		return sig3(ns/1e9) + "s"
-	case a >= 1e6:
+	case a >= 999.5e3:
 		return sig3(ns/1e6) + "ms"
-	case a >= 1e3:
+	case a >= 999.5:
 		return sig3(ns/1e3) + "µs"
 	case a == 0:
 		return "0"

@@ -134,6 +134,7 @@ func TestGolden(t *testing.T) {
 		{"searchjump", append(append(keys("/"), typed("memmove")...), keys("enter", "n")...)},
 		{"thread", keys("T", "T", "e")},
 		{"error", []tea.Msg{ErrorMsg{errors.New("perf_event_open: permission denied (perf_event_paranoid is 3)")}}},
+		{"counters", keys("e", "C")},
 	}
 	sizes := [][2]int{{80, 24}, {160, 50}}
 	for _, st := range steps {
@@ -148,6 +149,16 @@ func TestGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGoldenSmall is the counters panel on a small terminal: it takes header lines
+// rather than go, and the tree keeps three rows.
+func TestGoldenSmall(t *testing.T) {
+	m := New(newFake(testSnapshot()), Options{Width: 40, Height: 10})
+	send(m, keys("e", "C")...)
+	got := screen(m)
+	checkScreen(t, got, 40, 10)
+	checkGolden(t, "counters_40x10", got)
 }
 
 // checkScreen asserts the frame is exactly the terminal's size at most: h lines, none

@@ -27,6 +27,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Quit
 		case key.Matches(msg, m.keys.Help, m.keys.Prompt.Cancel):
 			m.showHelp = false
+			m.relayout()
 		}
 		return nil
 	}
@@ -94,6 +95,7 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
+		m.relayout()
 	case key.Matches(msg, k.Up):
 		t.moveTo(t.cursor - 1)
 	case key.Matches(msg, k.Down):
@@ -139,6 +141,8 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 		t.setSplit(!t.mode.split)
 	case key.Matches(msg, k.Threads):
 		m.cycleThread()
+	case key.Matches(msg, k.Counters):
+		m.togglePanel()
 	case key.Matches(msg, k.Metric):
 		v := 0.0
 		if m.snap.Metric != "calls" {
@@ -184,14 +188,28 @@ func (m *Model) cycleThread() {
 	if m.filtering {
 		next = slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID > m.threadTID })
 	}
+	var tid uint32 // 0: all threads
 	if next < 0 {
 		m.filtering = false
 		m.status.setText("all threads")
 	} else {
-		m.filtering, m.threadTID = true, ts[next].TID
-		m.status.setText(fmt.Sprintf("thread %s", threadName(ts, ts[next].TID)))
+		tid = ts[next].TID
+		m.filtering, m.threadTID = true, tid
+		m.status.setText(fmt.Sprintf("thread %s", threadName(ts, tid)))
 	}
+	// The Source weighs the chosen thread (calls need its sample log); until a snapshot
+	// has its weights, ThreadSelf may give nil and the rows show zeros.
+	m.src.Do(Action{Kind: SetThread, Value: float64(tid)})
 	m.rebuild()
+}
+
+// togglePanel shows or hides the counters panel.
+func (m *Model) togglePanel() {
+	m.showPanel = !m.showPanel
+	m.relayout()
+	if l := m.layout(); m.showPanel && l.panel == 0 && l.side == 0 {
+		m.status.setText("no room for the counters panel: the terminal is too small")
+	}
 }
 
 func (m *Model) handleWheel(ms tea.Mouse) {
@@ -212,8 +230,8 @@ func (m *Model) handleClick(ms tea.Mouse) {
 		return
 	}
 	y := ms.Y - m.treeTop()
-	if y < 0 || y >= m.tree.bodyHeight() {
-		return
+	if y < 0 || y >= m.tree.bodyHeight() || ms.X >= m.tree.width {
+		return // above or below the rows, or on the panel beside them
 	}
 	i := m.tree.offset + y
 	if i >= len(m.tree.rows) {

@@ -2,11 +2,13 @@ package tui
 
 import (
 	"os"
+	"strconv"
 	"time"
 
 	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/keymap"
 )
 
@@ -38,12 +40,20 @@ type Model struct {
 	threadTID uint32 // the thread filter, when filtering
 	filtering bool
 
-	header   headerBar
-	tree     *treePane
-	status   statusBar
-	prompt   prompt
-	help     help.Model
-	showHelp bool
+	// weighing is set while the thread filter shows a thread the Source has not
+	// weighed yet (ThreadSelf gave nil): the rows show zeros until a snapshot has the
+	// thread's weights.
+	weighing    bool
+	weighingTID uint32
+
+	header    headerBar
+	tree      *treePane
+	panel     countersPanel
+	showPanel bool
+	status    statusBar
+	prompt    prompt
+	help      help.Model
+	showHelp  bool
 }
 
 // Internal messages.
@@ -82,6 +92,7 @@ func New(src Source, opts Options) *Model {
 	}
 	m.header = headerBar{st: &m.styles}
 	m.tree = newTreePane(&m.styles)
+	m.panel = countersPanel{st: &m.styles}
 	m.status = statusBar{st: &m.styles}
 	m.prompt = newPrompt(&m.styles)
 	m.help = help.New()
@@ -167,7 +178,11 @@ func (m *Model) refresh(force bool) {
 	if !force && m.haveSnap && s.Seq == m.snap.Seq {
 		return
 	}
+	hadCounters := m.snap.Counters != nil
 	m.snap, m.haveSnap = s, true
+	if m.showPanel && hadCounters != (s.Counters != nil) {
+		m.relayout() // the panel's lines depend on whether there are counters
+	}
 	m.rebuild()
 }
 
@@ -183,6 +198,7 @@ func (m *Model) rebuild() {
 		m.structure = newStructure(s.Tree)
 	}
 	self, cmp := s.Self, s.Compare
+	pending := false
 	if m.filtering {
 		// The comparison is of the whole profile: against one thread its deltas would
 		// mislead, so the thread view has none.
@@ -190,8 +206,49 @@ func (m *Model) rebuild() {
 		if s.ThreadSelf != nil {
 			self = s.ThreadSelf(m.threadTID)
 		}
+		if self == nil {
+			// Not weighed yet: the thread's contexts, by its samples in the tree, shown
+			// with zero weights.
+			self, pending = threadShape(s.Tree, m.threadTID), true
+		}
 	}
-	if !m.tree.setProfile(newProfile(m.structure, s.Metric, self, cmp)) {
+	p := newProfile(m.structure, s.Metric, self, cmp)
+	p.pending = pending
+	ok := m.tree.setProfile(p)
+	m.setWeighing(pending && s.ThreadSelf != nil)
+	if !ok {
 		m.status.setText("the focused context is gone from the profile")
 	}
+}
+
+// setWeighing says on the status line that the filtered thread is being weighed, once
+// when that starts, and says which thread is shown when its weights arrive (unless
+// something else was said meanwhile).
+func (m *Model) setWeighing(on bool) {
+	text := func(tid uint32) string { return "weighing thread " + strconv.FormatUint(uint64(tid), 10) + "…" }
+	switch {
+	case on && (!m.weighing || m.weighingTID != m.threadTID):
+		m.weighing, m.weighingTID = true, m.threadTID
+		m.status.setText(text(m.threadTID))
+	case !on && m.weighing:
+		if m.status.text == text(m.weighingTID) {
+			m.status.setText("thread " + threadName(m.snap.Threads, m.weighingTID))
+		}
+		m.weighing = false
+	}
+}
+
+// threadShape is a self weight per node that is non-zero where tid has samples: it
+// shapes the rows of a thread that has no weights yet. Like the totals it is a pass
+// over the tree, made only while a thread is being weighed.
+func threadShape(t *cct.Tree, tid uint32) []float64 {
+	out := make([]float64, t.Len())
+	for id := range out {
+		for _, ts := range t.Threads(cct.NodeID(id)) {
+			if ts.TID == tid && !ts.Self.IsZero() {
+				out[id] = float64(max(ts.Self.Samples, 1))
+			}
+		}
+	}
+	return out
 }

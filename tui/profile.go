@@ -97,6 +97,9 @@ type profile struct {
 	self, total     []float64
 	cmpSelf, cmpTot []float64 // nil: no comparison
 	grand, cmpGrand float64   // the root totals: 100%
+	// pending: the weights are only the shape of a thread not weighed yet (its samples
+	// per context), which orders the rows; rows show zero.
+	pending bool
 }
 
 // newProfile sums self weights into totals. self and cmp may be shorter than the tree

@@ -30,6 +30,9 @@ type Styles struct {
 	CallSite lipgloss.Style
 	Empty    lipgloss.Style // placeholder text in an empty pane
 
+	Spark lipgloss.Style // the counters panel's sparklines and histogram
+	Rule  lipgloss.Style // the line between the tree and the counters panel beside it
+
 	Status lipgloss.Style
 	Error  lipgloss.Style
 	Prompt lipgloss.Style
@@ -66,6 +69,9 @@ func DefaultStyles(isDark bool) Styles {
 		CallSite: fg(dim),
 		Empty:    fg(dim).Italic(true),
 
+		Spark: fg(lipgloss.Color("6")),
+		Rule:  fg(dim),
+
 		Status: fg(dim),
 		Error:  fg(lipgloss.Color("1")).Bold(true),
 		Prompt: fg(lipgloss.Color("6")).Bold(true),
@@ -90,6 +96,7 @@ func PlainStyles() Styles {
 		Title: p.Bold(true), Label: p, Value: p, Warn: p.Bold(true), ColumnTitle: p.Bold(true),
 		Cursor: p.Reverse(true), Hot: p, Warm: p, Percent: p, Metric: p, DeltaUp: p, DeltaDn: p,
 		Glyph: p, Name: p, Match: p.Underline(true), Inlined: p, CallSite: p, Empty: p,
+		Spark: p, Rule: p,
 		Status: p, Error: p.Bold(true), Prompt: p,
 		Help: help.Styles{
 			Ellipsis: p, ShortKey: p, ShortDesc: p, ShortSeparator: p,

@@ -33,7 +33,8 @@ type row struct {
 // or closed; moving the cursor and drawing a frame touch only the window on screen.
 type treePane struct {
 	st            *Styles
-	width, height int // height includes the column title line
+	width, height int  // height includes the column title line
+	padRows       bool // every line View draws is filled to the width (a panel is beside it)
 
 	prof      *profile
 	forest    *forest

@@ -54,10 +54,10 @@ func (t *treePane) View() string {
 	h := t.bodyHeight()
 	switch {
 	case t.prof == nil:
-		b.WriteString(t.st.Empty.Render(ansi.Truncate("waiting for the first profile…", t.width, "…")))
+		b.WriteString(t.st.Empty.Render(t.pad(ansi.Truncate("waiting for the first profile…", t.width, "…"))))
 		h--
 	case len(t.rows) == 0:
-		b.WriteString(t.st.Empty.Render(ansi.Truncate("no samples yet", t.width, "…")))
+		b.WriteString(t.st.Empty.Render(t.pad(ansi.Truncate("no samples yet", t.width, "…"))))
 		h--
 	}
 	end := min(t.offset+h, len(t.rows))
@@ -94,7 +94,7 @@ func (t *treePane) titleLine(c columns) string {
 		title = "function (flat)"
 	}
 	b.WriteString("  " + title)
-	return t.st.ColumnTitle.Render(ansi.Truncate(b.String(), t.width, "…"))
+	return t.st.ColumnTitle.Render(t.pad(ansi.Truncate(b.String(), t.width, "…")))
 }
 
 // renderRow draws row i.
@@ -105,7 +105,11 @@ func (t *treePane) renderRow(i int, c columns) string {
 	st := t.st
 	cursor := i == t.cursor
 
-	totalPct := share(g.total, p.grand)
+	total, selfW, grand := g.total, g.self, p.grand
+	if p.pending {
+		total, selfW = 0, 0
+	}
+	totalPct := share(total, grand)
 	tot := padLeft(formatPct(totalPct), pctWidth)
 	var self, met, delta string
 	if c.self {
@@ -113,12 +117,12 @@ func (t *treePane) renderRow(i int, c columns) string {
 		// (the outermost caller's share), which reads as nonsense next to a function's
 		// total; the column stays blank there.
 		if t.mode.kind != bottomUp {
-			self = formatPct(share(g.self, p.grand))
+			self = formatPct(share(selfW, grand))
 		}
 		self = padLeft(self, pctWidth)
 	}
 	if c.metric {
-		met = padLeft(formatMetric(p.metric, g.total), metricWidth)
+		met = padLeft(formatMetric(p.metric, total), metricWidth)
 	}
 	var d float64
 	if c.delta {
@@ -225,7 +229,41 @@ func (t *treePane) renderRow(i int, c columns) string {
 		b.WriteString(st.CallSite.Render(siteS))
 	}
 	// The fixed columns alone can be wider than a very narrow pane.
-	return ansi.Truncate(b.String(), t.width, "")
+	line := ansi.Truncate(b.String(), t.width, "")
+	if t.padRows {
+		// The width is known from the parts, without measuring the styled line.
+		w := cellWidth(tot) + 2 + c.nameW - room
+		for _, s := range []string{self, met, delta} {
+			if s != "" {
+				w += 1 + cellWidth(s)
+			}
+		}
+		if w < t.width {
+			line += strings.Repeat(" ", t.width-w)
+		}
+	}
+	return line
+}
+
+// pad fills s (unstyled) to the pane's width when rows are padded.
+func (t *treePane) pad(s string) string {
+	if !t.padRows {
+		return s
+	}
+	if w := ansi.StringWidth(s); w < t.width {
+		s += strings.Repeat(" ", t.width-w)
+	}
+	return s
+}
+
+// cellWidth is the width of s in cells, quickly for ASCII.
+func cellWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
 }
 
 // siteText is where the row's call was made: file:line when known, else the address.

@@ -16,9 +16,21 @@ import (
 // resize gives each part its share of the screen.
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 0), max(h, 0)
+	m.relayout()
+}
+
+// relayout sizes the parts for the current window, panel and help screen.
+func (m *Model) relayout() {
 	l := m.layout()
 	m.header.SetSize(m.width, l.header)
-	m.tree.SetSize(m.width, l.tree)
+	m.tree.SetSize(l.treeWidth, l.tree)
+	m.tree.padRows = l.side > 0
+	switch {
+	case l.side > 0:
+		m.panel.SetSize(l.side, l.tree)
+	default:
+		m.panel.SetSize(m.width, l.panel)
+	}
 	m.status.SetSize(m.width, 1)
 	m.prompt.SetSize(m.width, 1)
 	m.help.SetWidth(m.width)
@@ -26,13 +38,23 @@ func (m *Model) resize(w, h int) {
 
 // layout is how many lines each part gets. Small terminals lose the header first, then
 // the column titles, status line and footer, so that the tree keeps some rows.
+//
+// The counters panel, when open, sits below the tree and takes up to panelLines from
+// it, leaving the tree at least treeMinLines; where that leaves the panel fewer than
+// panelMinLines it takes header lines (the header keeps one), and where even that is
+// not enough it is hidden. From sideMinWidth columns on it sits instead to the right
+// of the tree, as tall as the tree, which gives every thread of a busy target a line.
+// The help screen takes the tree's place and hides the panel.
 type layout struct {
 	header, tree, status, footer int
+	panel                        int // lines of the panel below the tree
+	side                         int // columns of the panel beside the tree, after the rule
+	treeWidth                    int
 }
 
 func (m *Model) layout() layout {
 	h := m.height
-	var l layout
+	l := layout{treeWidth: m.width}
 	if h >= 3 {
 		l.footer = 1
 	}
@@ -42,6 +64,30 @@ func (m *Model) layout() layout {
 	rest := h - l.footer - l.status
 	l.header = min(headerLines, max(0, (rest-4)/2))
 	l.tree = rest - l.header
+	if !m.showPanel || m.showHelp {
+		return l
+	}
+	if m.width >= sideMinWidth && l.tree >= panelMinLines {
+		l.side = min(sideMaxWidth, m.width*9/20)
+		l.treeWidth = m.width - l.side - ansi.StringWidth(sideRule)
+		return l
+	}
+	want, least := panelLines, panelMinLines
+	if m.snap.Counters == nil {
+		want, least = 1, 1 // "no counters in this profile"
+	}
+	p := min(want, l.tree-treeMinLines)
+	if need := least - p; need > 0 && l.header-need >= 1 {
+		// A short terminal gives the panel header lines rather than hide it; the
+		// header keeps its first line.
+		l.header -= need
+		l.tree += need
+		p = least
+	}
+	if p >= least {
+		l.panel = p
+		l.tree -= p
+	}
 	return l
 }
 
@@ -87,10 +133,15 @@ func (m *Model) render() string {
 	}
 	m.header.set(m.snap.Header, m.viewInfo())
 	add(m.header.View(), l.header)
-	if m.showHelp {
+	m.panel.set(m.snap.Counters)
+	switch {
+	case m.showHelp:
 		add(truncateLines(m.fullHelp(), m.width), l.tree)
-	} else {
+	case l.side > 0:
+		add(m.besidePanel(l), l.tree)
+	default:
 		add(m.tree.View(), l.tree)
+		add(m.panel.View(), l.panel)
 	}
 	if m.prompt.active() {
 		add(m.prompt.View(), l.status)
@@ -99,6 +150,31 @@ func (m *Model) render() string {
 	}
 	add(truncateLines(m.help.View(m), m.width), l.footer)
 	return strings.Join(lines, "\n")
+}
+
+// besidePanel is the tree's lines with the panel's to their right, after the rule. The
+// tree fills its lines to its width (padRows), so no line is measured here.
+func (m *Model) besidePanel(l layout) string {
+	tree := strings.Split(m.tree.View(), "\n")
+	panel := strings.Split(m.panel.View(), "\n")
+	rule := m.styles.Rule.Render(sideRule)
+	blank := strings.Repeat(" ", l.treeWidth)
+	var b strings.Builder
+	for i := range l.tree {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if i < len(tree) && tree[i] != "" {
+			b.WriteString(tree[i])
+		} else {
+			b.WriteString(blank)
+		}
+		b.WriteString(rule)
+		if i < len(panel) {
+			b.WriteString(panel[i])
+		}
+	}
+	return b.String()
 }
 
 func (m *Model) viewInfo() viewInfo {

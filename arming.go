@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 )
@@ -29,6 +30,11 @@ type armer struct {
 	overBudget int
 	giveUp     bool
 	notes      []string
+	// seen is each function's self samples in seenTree when the counters
+	// were last armed: a re-arm picks what is hot since then, not what was
+	// hot at start-up (package initialisers) and has gone cold.
+	seen     map[hpm.FuncSample]int64
+	seenTree *cct.Tree
 }
 
 // autoBudget is the default overhead budget of automatic counters.
@@ -82,10 +88,11 @@ func (a *armer) due(b *builder) bool {
 
 // pick chooses the targets from the profile so far.
 func (a *armer) pick(b *builder) []hpm.Target {
-	var flat []hpm.FuncSample
-	for _, f := range b.tree.Flat() {
-		fn := b.tree.Func(f.Func)
-		flat = append(flat, hpm.FuncSample{Name: fn.Name, Module: fn.Module, Self: f.Self.Samples})
+	flat := flatSamples(b.tree)
+	if a.seenTree == b.tree {
+		for i, f := range flat {
+			flat[i].Self -= a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}]
+		}
 	}
 	if a.giveUp {
 		return nil
@@ -110,6 +117,10 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 		return err
 	}
 	a.lastArm = time.Now()
+	a.seen, a.seenTree = map[hpm.FuncSample]int64{}, b.tree
+	for _, f := range flatSamples(b.tree) {
+		a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}] += f.Self
+	}
 	a.armed = names(targets)
 	a.targets = targets
 	a.plan.targets = targets
@@ -131,6 +142,16 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 		b.weights.reset(sess.Generation())
 	}
 	return nil
+}
+
+// flatSamples is the self samples of each function of t.
+func flatSamples(t *cct.Tree) []hpm.FuncSample {
+	var flat []hpm.FuncSample
+	for _, f := range t.Flat() {
+		fn := t.Func(f.Func)
+		flat = append(flat, hpm.FuncSample{Name: fn.Name, Module: fn.Module, Self: f.Self.Samples})
+	}
+	return flat
 }
 
 func names(ts []hpm.Target) []string {

@@ -83,7 +83,31 @@ func (a *armer) due(b *builder) bool {
 		return false
 	}
 	a.lastArm = now // look again in rearm, whatever this look finds
-	return !slices.Equal(names(a.pick(b)), a.armed)
+	picked := a.pick(b)
+	return !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked)
+}
+
+// worthIt reports whether counting picked instead of what is armed covers
+// clearly more of the recent profile: re-arming stops sampling while the
+// events are reopened (a second or two with many threads), so two sets
+// about as hot must not take turns.
+func (a *armer) worthIt(b *builder, picked []hpm.Target) bool {
+	recent := map[string]int64{}
+	for _, f := range flatSamples(b.tree) {
+		n := f.Self
+		if a.seenTree == b.tree {
+			n -= a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}]
+		}
+		recent[f.Name] += n
+	}
+	var now, next int64
+	for _, f := range a.armed {
+		now += recent[f]
+	}
+	for _, t := range picked {
+		next += recent[t.Func]
+	}
+	return next > now+now/4+10
 }
 
 // pick chooses the targets from the profile so far.

@@ -41,3 +41,26 @@ func TestArmerPicksWhatIsHotNow(t *testing.T) {
 		t.Errorf("after a reset: %v", got)
 	}
 }
+
+// TestArmerKeepsAboutAsHotSet: re-arming stops sampling for a moment, so a
+// set that is about as hot as the armed one does not replace it, and one
+// clearly hotter does.
+func TestArmerKeepsAboutAsHotSet(t *testing.T) {
+	b := newBuilder(nil)
+	add := func(name string, n int64) {
+		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
+		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
+	}
+	a := newArmer(&countingPlan{auto: true, trigger: triggerTime})
+	a.armed = []string{workloadPkg + "densityPhaseC"}
+	add("densityPhaseC", 100)
+	add("densityLeaf", 110)
+	leaf := []hpm.Target{{Func: workloadPkg + "densityLeaf"}}
+	if a.worthIt(b, leaf) {
+		t.Error("re-arms for a function 10% hotter")
+	}
+	add("densityLeaf", 100)
+	if !a.worthIt(b, leaf) {
+		t.Error("keeps a function half as hot as the new one")
+	}
+}

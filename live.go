@@ -369,8 +369,12 @@ func (l *live) publish() {
 	self := l.selfWeights()
 	cmp := l.compareWeights()
 	overlap := -1.0
-	if cmp != nil {
+	if cmp != nil && hasWeight(self) && hasWeight(cmp) {
 		overlap = correct.OverlapSlices(self, cmp)
+	} else {
+		// Nothing to compare yet (no call counted before the counters
+		// are armed): an overlap of 0 and deltas of -100 would mislead.
+		cmp = nil
 	}
 	state := "live"
 	switch {
@@ -405,4 +409,13 @@ func (l *live) publish() {
 	l.snap = snap
 	l.mu.Unlock()
 	l.send(tui.SnapshotReadyMsg{})
+}
+
+func hasWeight(w []float64) bool {
+	for _, x := range w {
+		if x > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -45,16 +47,19 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	defer sess.Close()
 	l := newLive(targetName(cfg, sess), sess, b, plan)
 
-	prog := tea.NewProgram(tui.New(l, tui.Options{}))
+	// 30 frames a second is smooth for keys, and every frame wakes the
+	// process: half of cctop's own CPU use was waking up.
+	prog := tea.NewProgram(tui.New(l, tui.Options{}), tea.WithFPS(30))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		// A panic here must not leave the terminal in the alternate
-		// screen: restore it, then report.
+		// screen: quit the program, which restores it (Kill before Run
+		// has set the terminal up would skip the restore), then report.
 		defer func() {
 			if r := recover(); r != nil {
-				prog.Kill()
-				done <- fmt.Errorf("internal error: %v", r)
+				done <- internalError(r, debug.Stack())
+				prog.Quit()
 			}
 		}()
 		l.run(ctx)
@@ -75,6 +80,10 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	if len(cfg.Argv) > 0 {
 		sess.Stop(2 * time.Second)
 	}
+	if n := sess.ProbeEvents(); n > 16 {
+		// The terminal is back; without a word the wait looks like a hang.
+		fmt.Fprintf(stderr, "cctop: closing %d probe events (the kernel takes about 0.1 s to remove each uprobe)...\n", n)
+	}
 	if aggErr != nil {
 		return aggErr
 	}
@@ -84,9 +93,27 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	return nil
 }
 
+// internalError reports a bug: one line for the terminal, and the stack in
+// a file for the report.
+func internalError(r any, stack []byte) error {
+	f, err := os.CreateTemp("", "cctop-panic-*.txt")
+	if err != nil {
+		return fmt.Errorf("internal error: %v", r)
+	}
+	fmt.Fprintf(f, "cctop internal error: %v\n\n%s", r, stack)
+	f.Close()
+	return fmt.Errorf("internal error: %v (stack trace in %s)", r, f.Name())
+}
+
 func targetName(cfg sampler.Config, sess *sampler.Session) string {
 	if len(cfg.Argv) > 0 {
-		return fmt.Sprintf("%s (pid %d)", strings.Join(cfg.Argv, " "), sess.PID())
+		// The header has room for the command, not for its path: the
+		// samples and rate after it must stay visible at 80 columns.
+		cmd := strings.Join(append([]string{filepath.Base(cfg.Argv[0])}, cfg.Argv[1:]...), " ")
+		if r := []rune(cmd); len(r) > 32 {
+			cmd = string(r[:31]) + "…"
+		}
+		return fmt.Sprintf("%s (pid %d)", cmd, sess.PID())
 	}
 	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", cfg.PID))
 	return fmt.Sprintf("pid %d (%s)", cfg.PID, strings.TrimSpace(string(comm)))

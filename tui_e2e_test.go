@@ -605,7 +605,7 @@ func TestHelperPanicAggregator(t *testing.T) {
 
 // TestPanicInAggregatorRestoresTerminal: a panic in cctop's aggregator
 // goroutine, which Bubble Tea does not see, is recovered by runTop: the
-// program is killed, the terminal restored, the target stopped, and cctop
+// program quits, the terminal restored, the target stopped, and cctop
 // exits 1 with the panic as its error.
 func TestPanicInAggregatorRestoresTerminal(t *testing.T) {
 	skipIfNoPerf(t)
@@ -634,23 +634,19 @@ func TestHelperPanicAggregatorAtStart(t *testing.T) {
 }
 
 // TestPanicInAggregatorAtStartRestoresTerminal: an aggregator panic at
-// start must restore the terminal too. It does not yet: runTop's recover
-// calls prog.Kill() before prog.Run() has put the terminal in raw mode;
-// Kill uses up the program's one shutdown, so when Run then sets raw mode
-// and returns ErrProgramKilled, nothing restores the terminal, and the
-// shell is left with -icanon -echo -isig -icrnl -opost (5 runs of 5 on the
-// development VM). Set CCTOP_TEST_KNOWN_BUGS=1 to run it.
+// start must restore the terminal too. runTop's recover once called
+// prog.Kill(), which, before prog.Run() had put the terminal in raw mode
+// used up the program's one shutdown and left the shell with -icanon -echo
+// -isig -icrnl -opost; it now asks the program to quit, which Run honours
+// once it is up.
 func TestPanicInAggregatorAtStartRestoresTerminal(t *testing.T) {
-	if os.Getenv("CCTOP_TEST_KNOWN_BUGS") == "" {
-		t.Skip("known bug: an aggregator panic before the TUI starts leaves the terminal in raw mode (CCTOP_TEST_KNOWN_BUGS=1 runs it)")
-	}
 	skipIfNoPerf(t)
 	s := newTmuxShell(t, "", 160, 50)
 	s.runHelper("TestHelperPanicAggregatorAtStart")
 	if code := s.exitCode(15 * time.Second); code != 1 {
 		t.Errorf("exit status %d, want 1:\n%s", code, s.capture("-J", "-S", "-"))
 	}
-	s.waitFor(`cctop: internal error: runtime error: index out of range \[1\] with length 1`, time.Second)
+	s.waitFor(`cctop: internal error: runtime error: index out of range \[1\] with length 1 \(stack trace in /[^ ]*cctop-panic-[0-9]+\.txt\)`, time.Second)
 	s.checkRestored("samples", "trigger time")
 	workloadLeft(t)
 }

@@ -34,6 +34,7 @@ type Session struct {
 	leaders    []int  // group leader descriptors, for pause and resume
 	idle       func() // called on every wake of Run
 	epfd       int
+	waiter     *waiter // owns epfd
 	pidfd      int
 	pid        int
 	cmd        *exec.Cmd
@@ -89,6 +90,10 @@ func Open(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	if s.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	if s.waiter, err = newWaiter(s.epfd); err != nil {
+		s.epfd = -1
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	if len(cfg.Argv) > 0 {
@@ -198,16 +203,40 @@ func (s *Session) followForUprobes() {
 		}
 		if g.Leader.UprobePath != "" || hasUprobe(g.Members) {
 			s.cfg.Follow = true
-			s.note("uprobe events cannot be inherited by new threads: cctop opens events on each new thread itself, within about 2 ms of its creation")
+			s.note(fmt.Sprintf("uprobe events cannot be inherited by new threads: cctop opens events on each new thread itself, within about %v of its creation", followPoll))
 			// A new thread runs unsampled until its FORK record is read,
-			// and sideband records wake no reader: poll often.
-			if s.cfg.PollInterval > 2*time.Millisecond {
-				s.cfg.PollInterval = 2 * time.Millisecond
+			// and sideband records wake no reader: poll often. Not too
+			// often: every wake-up of an idle Go process costs (the
+			// runtime's sysmon thread wakes with it), and a 2 ms poll
+			// alone took 1.8% of a core here.
+			if s.cfg.PollInterval > followPoll {
+				s.cfg.PollInterval = followPoll
 			}
 			return
 		}
 	}
 }
+
+// ProbeEvents is how many open events close slowly: with uprobes in the
+// configuration, every event of it (the kernel unregisters a uprobe on
+// close, about 0.1 s each), else 0.
+func (s *Session) ProbeEvents() int {
+	probes := false
+	for _, g := range s.cfg.groups() {
+		probes = probes || g.Leader.UprobePath != "" || hasUprobe(g.Members)
+	}
+	if !probes {
+		return 0
+	}
+	n := len(s.cpuFDs)
+	for _, fds := range s.tidFDs {
+		n += len(fds)
+	}
+	return n
+}
+
+// followPoll is how often the rings are read while threads are followed.
+const followPoll = 10 * time.Millisecond
 
 func hasUprobe(specs []EventSpec) bool {
 	for _, e := range specs {
@@ -485,7 +514,6 @@ func (s *Session) openWithFallbacks(tid int) error {
 // each batch of records in time order. fn must not keep the batch.
 func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 	events := make([]unix.EpollEvent, len(s.cpus)+2)
-	timeout := int(s.cfg.PollInterval / time.Millisecond)
 	if len(s.pending) > 0 {
 		s.drain(fn)
 	}
@@ -494,8 +522,8 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 			s.drain(fn)
 			return nil
 		}
-		n, err := unix.EpollWait(s.epfd, events, timeout)
-		if err != nil && err != unix.EINTR {
+		n, err := s.waiter.wait(events, s.cfg.PollInterval)
+		if err != nil {
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
 		for i := 0; i < n; i++ {
@@ -703,8 +731,9 @@ func (s *Session) Close() error {
 	if s.pidfd >= 0 {
 		unix.Close(s.pidfd)
 	}
-	if s.epfd >= 0 {
-		unix.Close(s.epfd)
+	if s.waiter != nil {
+		s.waiter.close()
+		s.epfd = -1
 	}
 	return nil
 }

@@ -81,6 +81,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDoctor(args[1:], stdout)
 	case "workload":
 		err = cmdWorkload(args[1:], stdout, stderr)
+	case releaseCmd:
+		// Exiting closes the events this process was handed.
+		return 0
 	case "help", "-h", "--help", "-help":
 		printUsage(stdout)
 		return 0

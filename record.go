@@ -55,7 +55,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer rec.sess.Close()
+	defer closeSession(rec.sess, stderr)
 	meta := profileMeta(cfg, rec)
 	if err := writeProfile(*out, *format, rec.b.tree, meta); err != nil {
 		return err

@@ -44,7 +44,7 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer closeSession(sess, stderr)
 	l := newLive(targetName(cfg, sess), sess, b, plan)
 
 	// 30 frames a second is smooth for keys, and every frame wakes the
@@ -79,10 +79,6 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	aggErr := <-done
 	if len(cfg.Argv) > 0 {
 		sess.Stop(2 * time.Second)
-	}
-	if n := sess.ProbeEvents(); n > 16 {
-		// The terminal is back; without a word the wait looks like a hang.
-		fmt.Fprintf(stderr, "cctop: closing %d probe events (the kernel takes about 0.1 s to remove each uprobe)...\n", n)
 	}
 	if aggErr != nil {
 		return aggErr

@@ -336,7 +336,7 @@ func TestTopResize(t *testing.T) {
 	s.waitFor(`workload\.densityLeaf`, 5*time.Second)
 
 	// frame waits for a frame of w x h that matches want, with the header's
-	// first line (the target, cctopBin) at the top when the window has room
+	// first line (the target command) at the top when the window has room
 	// for the header.
 	frame := func(w, h int, want string) string {
 		t.Helper()
@@ -345,7 +345,8 @@ func TestTopResize(t *testing.T) {
 			if !fitsScreen(scr, w, h) || !rx.MatchString(scr) {
 				return false
 			}
-			target := cctopBin[:min(len(cctopBin), w-1)]
+			// The header names the command by its base name.
+			target := "cctop workload density"[:min(len("cctop workload density"), w-1)]
 			return h < 10 || strings.HasPrefix(scr, target)
 		})
 		if got := s.format("#{alternate_on} #{pane_current_command}"); got != "1 cctop" {

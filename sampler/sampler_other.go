@@ -21,6 +21,7 @@ func (*Session) PID() int                                     { return 0 }
 func (*Session) Notes() []string                              { return nil }
 func (*Session) KernelFrames() bool                           { return false }
 func (*Session) Followed() bool                               { return false }
+func (*Session) DetachEvents() []*os.File                     { return nil }
 func (*Session) ProbeEvents() int                             { return 0 }
 func (*Session) MemberIndex(uint64) int                       { return -1 }
 func (*Session) Stats() Stats                                 { return Stats{} }

@@ -235,6 +235,28 @@ func (s *Session) ProbeEvents() int {
 	return n
 }
 
+// DetachEvents stops every event, unmaps the rings and hands the events'
+// descriptors over as files, so that another process can hold the last
+// reference and pay for closing them; the session keeps none. Call it after
+// the last Run.
+func (s *Session) DetachEvents() []*os.File {
+	s.Pause()
+	var files []*os.File
+	for _, fds := range s.tidFDs {
+		for _, fd := range fds {
+			files = append(files, os.NewFile(uintptr(fd), "perf_event"))
+		}
+	}
+	for _, fd := range s.cpuFDs {
+		files = append(files, os.NewFile(uintptr(fd), "perf_event"))
+	}
+	for _, r := range s.rings {
+		r.close()
+	}
+	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders = nil, nil, nil, nil, nil
+	return files
+}
+
 // followPoll is how often the rings are read while threads are followed.
 const followPoll = 10 * time.Millisecond
 

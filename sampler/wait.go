@@ -37,19 +37,29 @@ func newWaiter(epfd int) (*waiter, error) {
 	return &waiter{f: f, rc: rc}, nil
 }
 
-// wait returns the ready events, or none once timeout has passed.
+// wait returns the ready events, or none once timeout has passed or when
+// the set became ready but its events were consumed on the way (see below):
+// either way the caller then reads every ring.
 func (w *waiter) wait(events []unix.EpollEvent, timeout time.Duration) (int, error) {
 	if err := w.f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
 		return w.block(events, timeout)
 	}
 	var n int
 	var werr error
+	woken := false
 	err := w.rc.Read(func(fd uintptr) bool {
 		n, werr = unix.EpollWait(int(fd), events, 0)
 		if werr == unix.EINTR {
 			n, werr = 0, nil
 		}
-		return n > 0 || werr != nil
+		// A second call means the poller saw the set ready. Its events
+		// may be gone already: a perf event's poll clears the ring's
+		// wakeup flag, and the runtime's epoll polled it through ours to
+		// see that. The caller drains every ring on any return, so a
+		// wake-up with n == 0 still reads the data.
+		done := n > 0 || werr != nil || woken
+		woken = true
+		return done
 	})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return 0, nil

@@ -131,8 +131,13 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*count
 		// Probe hits are user-space events; their kernel frames are only
 		// the trap handling.
 		cfg.UserOnly = true
-		if cf.trigger == triggerExact {
+		switch {
+		case cf.trigger == triggerExact:
 			cfg.RingPages = 1024 // every call is a record: a lost one breaks exactness
+		case cfg.RingPages < 256:
+			// Probes on all tasks: other processes running the binary
+			// write into the same rings.
+			cfg.RingPages = 256
 		}
 	}
 	if p.source.Kind == "uprobe" {

@@ -162,8 +162,12 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 			return nil, "", err
 		}
 		rec.sess.Close()
-		if st := rec.sess.Stats(); st.Lost > 0 {
-			return nil, "", fmt.Errorf("%s run lost %d records", trigger, st.Lost)
+		// The exact run must see every call. The others are estimates a
+		// few lost records barely move, and their uprobes fire in every
+		// process running this binary (other cctops, in a test run), whose
+		// records share the rings.
+		if st := rec.sess.Stats(); st.Lost > 0 && (trigger == triggerExact || st.Lost*100 > st.Samples) {
+			return nil, "", fmt.Errorf("%s run lost %d records (%d samples taken)", trigger, st.Lost, st.Samples)
 		}
 		return rec, out.String(), nil
 	}

@@ -59,7 +59,7 @@ func (l *live) cycleTrigger() {
 				period = 1
 			}
 			c.Members, c.Extra, c.UserOnly = nil, nil, true
-			c.RingPages = l.timeCfg.RingPages
+			c.RingPages = max(l.timeCfg.RingPages, 256) // as planCounting
 			if to == triggerExact {
 				c.RingPages = 1024 // every call is a record: a lost one breaks exactness
 			}

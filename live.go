@@ -50,6 +50,10 @@ type live struct {
 	// the tree they were counted in.
 	exactRun *exactRun
 
+	// what the status line last said about the session's events
+	toldThreads int
+	toldLost    uint64
+
 	mu   sync.Mutex
 	snap tui.Snapshot
 }
@@ -357,6 +361,7 @@ func (l *live) publish() {
 	l.dirty = false
 	l.seq++
 	st := l.sess.Stats()
+	l.tellEvents(st)
 	now := time.Now()
 	if !l.lastRateAt.IsZero() {
 		if dt := now.Sub(l.lastRateAt).Seconds(); dt > 0.5 {
@@ -418,4 +423,17 @@ func hasWeight(w []float64) bool {
 		}
 	}
 	return false
+}
+
+// tellEvents puts what changed in the session since the last snapshot on
+// the status line: threads started or gone, records lost.
+func (l *live) tellEvents(st sampler.Stats) {
+	if l.toldThreads != 0 && st.Threads != l.toldThreads {
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("threads: %d → %d", l.toldThreads, st.Threads)})
+	}
+	l.toldThreads = st.Threads
+	if st.Lost > l.toldLost {
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("%d records lost (the rings filled faster than cctop read them; %d in all): lower the rate with [", st.Lost-l.toldLost, st.Lost)})
+		l.toldLost = st.Lost
+	}
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +16,7 @@ import (
 
 // startLive runs the live aggregator on a launched density workload, as
 // `cctop top ARGS -- cctop workload density ...` would, without a terminal.
-func startLive(t *testing.T, args ...string) (*live, func()) {
+func startLive(t *testing.T, args ...string) (*live, func() []string) {
 	t.Helper()
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
 	var tf targetFlags
@@ -35,18 +38,27 @@ func startLive(t *testing.T, args ...string) (*live, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.run(ctx); close(done) }()
+	var mu sync.Mutex
+	var said []string
 	go func() {
 		for m := range l.msgs {
 			if _, ok := m.(tui.SnapshotReadyMsg); !ok {
 				t.Logf("status: %+v", m)
+				mu.Lock()
+				said = append(said, fmt.Sprint(m))
+				mu.Unlock()
 			}
 		}
 	}()
-	return l, func() {
+	// stop ends the run and returns what the status line was told.
+	return l, func() []string {
 		cancel()
 		<-done
 		sess.Stop(2 * time.Second)
 		sess.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(said)
 	}
 }
 
@@ -70,7 +82,12 @@ func waitSnap(t *testing.T, l *live, what string, ok func(tui.Snapshot) bool) tu
 func TestLiveCountersAndTriggers(t *testing.T) {
 	skipIfNoUprobes(t)
 	l, stop := startLive(t, "--user", "--calls", "uprobe:"+workloadPkg+"densityLeaf")
-	defer stop()
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
 
 	points := func(p []float64) int {
 		n := 0
@@ -151,4 +168,11 @@ func TestLiveCountersAndTriggers(t *testing.T) {
 	// time sampling resumed.
 	before = s.Header.Samples
 	waitSnap(t, l, "time samples again", func(s tui.Snapshot) bool { return s.Header.Samples > before+100 })
+
+	// The status line heard of the workload's threads starting.
+	stopped = true
+	said := stop()
+	if !slices.ContainsFunc(said, func(m string) bool { return strings.Contains(m, "threads: 1 → ") }) {
+		t.Errorf("no thread-count event among %q", said)
+	}
 }

@@ -404,7 +404,7 @@ func (l *live) publish() {
 		Seq:        l.seq,
 		Header: tui.Header{
 			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
-			Lost: st.Lost, Throttled: st.Throttled, Unwound: -1,
+			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
 			Density: l.params.Density, Latency: l.params.Latency,
 			Comparison: comparisons[l.comparison], Overlap: overlap, State: state,

@@ -20,6 +20,7 @@ type builder struct {
 	stack  []cct.Frame
 
 	samples   uint64
+	unwound   completeness
 	firstTime uint64
 	lastTime  uint64
 
@@ -37,6 +38,10 @@ type entryKey struct {
 }
 
 type funcKey struct{ module, name string }
+
+// truncatedName is the node above stacks that do not reach a root, as cct
+// names it when reading profiles.
+const truncatedName = "[truncated]"
 
 func newBuilder(res *symbol.Resolver) *builder {
 	return &builder{
@@ -123,6 +128,14 @@ func (b *builder) sample(r *sampler.Record) {
 	b.stack = b.stack[:0]
 	for _, f := range b.frames {
 		b.stack = append(b.stack, cct.Frame{Func: b.intern(f), Addr: f.Addr, Line: f.Line, Inlined: f.Inlined})
+	}
+	// A stack that stops short of a thread's entry goes under [truncated]
+	// (design §5): its outermost frames are missing, and at the top level
+	// it would pass for a root of its own.
+	reason := classify(b.frames, len(user))
+	b.unwound.add(reason)
+	if reason != "" {
+		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: truncatedName})})
 	}
 	node := b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
 	if b.weights != nil {

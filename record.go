@@ -195,6 +195,9 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 	} else {
 		m.Comments = append(m.Comments, fmt.Sprintf("frequency=%dHz", cfg.Freq))
 	}
+	if u := rec.b.unwound.percent(); u >= 0 {
+		m.Comments = append(m.Comments, fmt.Sprintf("unwound=%.1f%%", u))
+	}
 	m.Comments = append(m.Comments,
 		fmt.Sprintf("alpha=%g", plan.params.Alpha),
 		"counters="+plan.describe(),
@@ -278,6 +281,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)
 			}
 		}
+	}
+	if b.unwound.percent() >= 0 {
+		fmt.Fprintf(w, "cctop: stacks: %s\n", &b.unwound)
 	}
 	for _, n := range append(sess.Notes(), rec.notes...) {
 		fmt.Fprintf(w, "cctop: note: %s\n", n)

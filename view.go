@@ -202,11 +202,20 @@ func (s *fileSource) rebuild() {
 	s.snap = tui.Snapshot{
 		Tree: s.tree, Self: self, Compare: cmp, Metric: metric, Threads: threads, Seq: s.seq,
 		Header: tui.Header{
-			Target: s.name, Threads: len(threads), Samples: uint64(s.tree.Total().Samples), Unwound: -1,
+			Target: s.name, Threads: len(threads), Samples: uint64(s.tree.Total().Samples), Unwound: unwoundComment(s.meta.Comments),
 			Counter: commentValue(s.meta.Comments, "counters="), Trigger: commentValue(s.meta.Comments, "trigger="),
 			Density: s.density, Latency: s.latency, Comparison: comparison, Overlap: overlap, State: "file",
 		},
 	}
+}
+
+// unwoundComment is the unwound share cctop record wrote, or -1.
+func unwoundComment(comments []string) float64 {
+	var pct float64
+	if _, err := fmt.Sscanf(commentValue(comments, "unwound="), "%g%%", &pct); err != nil {
+		return -1
+	}
+	return pct
 }
 
 func commentValue(comments []string, key string) string {

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cctop/cctop/symbol"
+)
+
+func TestClassifyStacks(t *testing.T) {
+	fr := func(names ...string) []symbol.Frame {
+		var out []symbol.Frame
+		for _, n := range names {
+			out = append(out, symbol.Frame{Func: n})
+		}
+		return out
+	}
+	deep := make([]symbol.Frame, maxChain)
+	deep[maxChain-1].Func = "PyEval_EvalFrameDefault"
+	for _, c := range []struct {
+		name   string
+		frames []symbol.Frame
+		user   int
+		want   string
+	}{
+		{"C thread", fr("leaf", "worker", "start_thread"), 3, ""},
+		{"C main", fr("leaf", "main", "__libc_start_call_main"), 3, ""},
+		{"goroutine", fr("main.leaf", "main.main", "runtime.main", "runtime.goexit"), 4, ""},
+		{"kernel thread", fr("schedule", "kthread", "ret_from_fork_asm"), 0, ""},
+		{"no frames", nil, 0, truncNoUser},
+		{"kernel only", fr("do_syscall_64", "entry_SYSCALL_64"), 0, truncNoUser},
+		{"lost in unnamed code", fr("leaf", ""), 2, truncUnnamed},
+		{"frame pointer missing", fr("leaf", "helper"), 2, truncMidStack},
+		{"too deep", deep, maxChain, truncDepth},
+	} {
+		if got := classify(c.frames, c.user); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCompletenessSummary(t *testing.T) {
+	var c completeness
+	if c.percent() != -1 {
+		t.Errorf("empty: %v", c.percent())
+	}
+	for i := 0; i < 90; i++ {
+		c.add("")
+	}
+	for i := 0; i < 7; i++ {
+		c.add(truncUnnamed)
+	}
+	for i := 0; i < 3; i++ {
+		c.add(truncMidStack)
+	}
+	if c.percent() != 90 {
+		t.Errorf("percent %v", c.percent())
+	}
+	s := c.String()
+	if !strings.HasPrefix(s, "90.0% of samples unwound") || strings.Index(s, "7.0% "+truncUnnamed) > strings.Index(s, "3.0% "+truncMidStack) || !strings.Contains(s, "3.0% "+truncMidStack) {
+		t.Errorf("%s", s)
+	}
+}

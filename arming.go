@@ -173,7 +173,7 @@ func flatSamples(t *cct.Tree) []hpm.FuncSample {
 	var flat []hpm.FuncSample
 	for _, f := range t.Flat() {
 		fn := t.Func(f.Func)
-		flat = append(flat, hpm.FuncSample{Name: fn.Name, Module: fn.Module, Self: f.Self.Samples})
+		flat = append(flat, hpm.FuncSample{Name: fn.LinkName(), Module: fn.Module, Self: f.Self.Samples})
 	}
 	return flat
 }

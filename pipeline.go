@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 
+	"github.com/ianlancetaylor/demangle"
+
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
@@ -161,7 +163,13 @@ func (b *builder) intern(f symbol.Frame) cct.FuncID {
 			name = "[" + filepath.Base(f.Module) + "]"
 		}
 	}
-	id := b.tree.Intern(cct.Func{Name: name, Module: f.Module, File: f.File})
+	var sys string
+	if d := demangle.Filter(name); d != name {
+		// C++ (Itanium) and Rust (legacy and v0) names are shown
+		// demangled; the linkage name stays for probes and pprof.
+		sys, name = name, d
+	}
+	id := b.tree.Intern(cct.Func{Name: name, Module: f.Module, File: f.File, System: sys})
 	b.funcs[k] = id
 	return id
 }

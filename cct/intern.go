@@ -22,6 +22,17 @@ type Func struct {
 	Short  string // precomputed short form (Go: package path trimmed to last element; C++ args dropped)
 	Module string // binary path
 	File   string // source file, when known
+	// System is the linkage name when Name is its demangled form (pprof's SystemName);
+	// "" when they are the same. Probes and symbol tables need it.
+	System string
+}
+
+// LinkName is the name the binary's symbol table has for f.
+func (f Func) LinkName() string {
+	if f.System != "" {
+		return f.System
+	}
+	return f.Name
 }
 
 type funcKey struct{ name, module, file string }

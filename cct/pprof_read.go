@@ -181,6 +181,8 @@ func (r *reader) function(f *profile.Function, m *profile.Mapping) FuncID {
 	fn := Func{Name: f.Name, File: f.Filename}
 	if fn.Name == "" {
 		fn.Name = f.SystemName
+	} else if f.SystemName != "" && f.SystemName != f.Name {
+		fn.System = f.SystemName
 	}
 	if m != nil {
 		fn.Module = m.File

@@ -472,3 +472,35 @@ func TestReadDeepStackIsTruncated(t *testing.T) {
 		t.Error("cut stack not under [truncated]")
 	}
 }
+
+// TestSystemNameRoundTrip: a demangled function keeps its linkage name as
+// pprof's SystemName, and reading the profile back restores both.
+func TestSystemNameRoundTrip(t *testing.T) {
+	tr := New()
+	f := tr.Intern(Func{Name: "ns::f(int)", System: "_ZN2ns1fEi", Module: "/bin/x"})
+	g := tr.Intern(Func{Name: "main", Module: "/bin/x"})
+	tr.Add([]Frame{{Func: f, Addr: 0x10}, {Func: g, Addr: 0x20}}, 1, Metrics{Samples: 1, Time: 1})
+	p := tr.Profile(Meta{SampleType: "cpu", Unit: "nanoseconds"})
+	sys := map[string]string{}
+	for _, fn := range p.Function {
+		sys[fn.Name] = fn.SystemName
+	}
+	if sys["ns::f(int)"] != "_ZN2ns1fEi" || sys["main"] != "main" {
+		t.Fatalf("system names %v", sys)
+	}
+	back, _, err := FromProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := back.Find("main", "ns::f(int)")
+	if !ok {
+		t.Fatal("main;ns::f(int) not found")
+	}
+	got := back.Func(back.Node(id).Func)
+	if got.System != "_ZN2ns1fEi" || got.LinkName() != "_ZN2ns1fEi" || got.Short != "ns::f" {
+		t.Errorf("read back %+v", got)
+	}
+	if m := back.Func(back.Node(back.Node(id).Parent).Func); m.System != "" || m.LinkName() != "main" {
+		t.Errorf("main read back %+v", m)
+	}
+}

@@ -187,7 +187,7 @@ func (b *pprofBuilder) function(id FuncID) *profile.Function {
 	f := &profile.Function{
 		ID:         uint64(len(b.p.Function) + 1),
 		Name:       fn.Name,
-		SystemName: fn.Name,
+		SystemName: fn.LinkName(),
 		Filename:   fn.File,
 	}
 	b.p.Function = append(b.p.Function, f)

@@ -93,12 +93,8 @@ func (a *armer) due(b *builder) bool {
 // about as hot must not take turns.
 func (a *armer) worthIt(b *builder, picked []hpm.Target) bool {
 	recent := map[string]int64{}
-	for _, f := range flatSamples(b.tree) {
-		n := f.Self
-		if a.seenTree == b.tree {
-			n -= a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}]
-		}
-		recent[f.Name] += n
+	for _, f := range a.recent(b) {
+		recent[f.Name] += f.Self
 	}
 	var now, next int64
 	for _, f := range a.armed {
@@ -112,12 +108,7 @@ func (a *armer) worthIt(b *builder, picked []hpm.Target) bool {
 
 // pick chooses the targets from the profile so far.
 func (a *armer) pick(b *builder) []hpm.Target {
-	flat := flatSamples(b.tree)
-	if a.seenTree == b.tree {
-		for i, f := range flat {
-			flat[i].Self -= a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}]
-		}
-	}
+	flat := a.recent(b)
 	if a.giveUp {
 		return nil
 	}
@@ -166,6 +157,18 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 		b.weights.reset(sess.Generation())
 	}
 	return nil
+}
+
+// recent is each function's self samples since the counters were last
+// armed on this tree (all of them on a new tree, after a reset).
+func (a *armer) recent(b *builder) []hpm.FuncSample {
+	flat := flatSamples(b.tree)
+	if a.seenTree == b.tree {
+		for i, f := range flat {
+			flat[i].Self -= a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}]
+		}
+	}
+	return flat
 }
 
 // flatSamples is the self samples of each function of t.

@@ -304,12 +304,11 @@ func (l *live) changeRate(up bool) {
 // selfWeights is the per-node self weight of the shown metric.
 func (l *live) selfWeights() []float64 {
 	t := l.b.tree
-	w := make([]float64, t.Len())
 	if l.metric == "calls" && l.b.weights != nil {
 		got, _ := l.b.weights.log.Reweight(l.params, nil)
-		copy(w, got)
-		return w
+		return resized(got, t.Len())
 	}
+	w := make([]float64, t.Len())
 	for i := range w {
 		w[i] = float64(t.Node(cct.NodeID(i)).Self.Time)
 	}
@@ -340,17 +339,13 @@ func (l *live) compareWeights() []float64 {
 func (l *live) exactCalls() []float64 {
 	t := l.b.tree
 	if w := l.b.weights; w != nil && len(w.exact) > 0 {
-		out := make([]float64, t.Len())
-		copy(out, w.exact)
-		return out
+		return resized(w.exact, t.Len())
 	}
 	if l.exactRun == nil {
 		return nil
 	}
 	if l.exactRun.tree == t {
-		out := make([]float64, t.Len())
-		copy(out, l.exactRun.calls)
-		return out
+		return resized(l.exactRun.calls, t.Len())
 	}
 	return mapOnto(t, l.exactRun.tree, l.exactRun.calls)
 }
@@ -414,6 +409,14 @@ func (l *live) publish() {
 	l.snap = snap
 	l.mu.Unlock()
 	l.send(tui.SnapshotReadyMsg{})
+}
+
+// resized is a copy of per-node weights w for a tree of n nodes: the tree
+// grows after the weights were summed, and a snapshot owns its slices.
+func resized(w []float64, n int) []float64 {
+	out := make([]float64, n)
+	copy(out, w)
+	return out
 }
 
 func hasWeight(w []float64) bool {

@@ -13,10 +13,11 @@ func (l *live) counters() *tui.Counters {
 	cfg := l.sess.Config()
 	rate := describe(cfg)
 	if l.plan.trigger != triggerTime {
-		rate = fmt.Sprintf("a sample every %d calls", max(cfg.Period, 1))
+		period := cfg.Period // a hardware call counter leads
 		if len(cfg.Extra) > 0 {
-			rate = fmt.Sprintf("a sample every %d calls", max(cfg.Extra[0].Period, 1))
+			period = cfg.Extra[0].Period // probes on all tasks lead
 		}
+		rate = fmt.Sprintf("a sample every %d calls", max(period, 1))
 	}
 	c := &tui.Counters{
 		Source: l.plan.describe(),
@@ -56,8 +57,7 @@ func (l *live) threadSelf(tree *cct.Tree) func(uint32) []float64 {
 		var got []float64
 		if idx, ok := l.b.weights.threads[sel]; ok && sel != 0 {
 			w, _ := l.b.weights.log.ReweightThread(l.params, idx, nil)
-			got = make([]float64, tree.Len())
-			copy(got, w)
+			got = resized(w, tree.Len())
 		} else if sel != 0 {
 			got = make([]float64, tree.Len()) // no samples of that thread weighed
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
@@ -114,14 +115,7 @@ func (l *live) countedNames() string {
 	}
 	n := names(l.plan.targets)
 	if len(n) > 3 {
-		return fmt.Sprintf("%s, %s, %s and %d more", n[0], n[1], n[2], len(n)-3)
+		return fmt.Sprintf("%s and %d more", strings.Join(n[:3], ", "), len(n)-3)
 	}
-	s := ""
-	for i, f := range n {
-		if i > 0 {
-			s += ", "
-		}
-		s += f
-	}
-	return s
+	return strings.Join(n, ", ")
 }

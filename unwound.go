@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,13 +95,7 @@ func (c *completeness) String() string {
 		reasons = append(reasons, r)
 	}
 	slices.SortFunc(reasons, func(a, b string) int {
-		if c.reasons[a] != c.reasons[b] {
-			if c.reasons[a] > c.reasons[b] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(cmp.Compare(c.reasons[b], c.reasons[a]), strings.Compare(a, b))
 	})
 	n := float64(c.complete + c.truncated)
 	parts := make([]string, len(reasons))

@@ -158,12 +158,7 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exact: %s", stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "x.pb.gz"))
-	col := valueIndex(t, p, "calls")
-	var total int64
-	for _, s := range p.Sample {
-		total += s.Value[col]
-	}
+	total := sumValue(t, readProfile(t, filepath.Join(dir, "x.pb.gz")), "calls")
 	// 10 rounds x (2000 + 2000 leaf calls + 2 phase calls)
 	if want := int64(10 * (4000 + 2)); perfTotal != want || total != want {
 		t.Errorf("exact mode counted %d calls, perf stat %d, the workload made %d", total, perfTotal, want)
@@ -199,12 +194,7 @@ func TestAutoCountersBudget(t *testing.T) {
 	if !strings.Contains(cheap, "armed on github.com/cctop/cctop/workload.densityLeaf") || strings.Contains(cheap, "not counted") {
 		t.Errorf("a cheap leaf should stay counted:\n%s", cheap)
 	}
-	p := readProfile(t, filepath.Join(dir, "a.pb.gz"))
-	col := valueIndex(t, p, "calls")
-	var calls int64
-	for _, s := range p.Sample {
-		calls += s.Value[col]
-	}
+	calls := sumValue(t, readProfile(t, filepath.Join(dir, "a.pb.gz")), "calls")
 	if calls == 0 {
 		t.Error("calls/count is empty with the counter armed")
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,14 +11,8 @@ import (
 // the function's system name.
 func TestRecordCppNames(t *testing.T) {
 	skipIfNoPerf(t)
-	if _, err := exec.LookPath("g++"); err != nil {
-		t.Skip("g++ not installed (apt-get install g++)")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tpl")
-	if out, err := exec.Command("g++", "-O2", "-g", "-fno-omit-frame-pointer", "-o", bin, "testdata/templates.cc").CombinedOutput(); err != nil {
-		t.Fatalf("g++: %v\n%s", err, out)
-	}
+	bin := compile(t, dir, "g++", "testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
 	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
@@ -30,9 +23,8 @@ func TestRecordCppNames(t *testing.T) {
 	// it is the unwinder's job (issue 5), not the names'.
 	want := []string{"shapes::Accumulator<long>::add(long)"}
 	col := valueIndex(t, p, "samples")
-	var n, with int64
+	n, with := sumValue(t, p, "samples"), int64(0)
 	for _, s := range p.Sample {
-		n += s.Value[col]
 		if names := stackNames(s); len(names) >= 1 && slices.Equal(names[:1], want) && slices.Contains(names, "main") {
 			with += s.Value[col]
 		}

@@ -40,6 +40,31 @@ func stackNames(s *profile.Sample) []string {
 	return names
 }
 
+// compile builds src with compiler (gcc, g++) and flags into dir, skipping
+// the test when the compiler is not installed.
+func compile(t *testing.T, dir, compiler, src string, flags ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath(compiler); err != nil {
+		t.Skipf("%s not installed", compiler)
+	}
+	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
+	if out, err := exec.Command(compiler, append(flags, "-o", bin, src)...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", compiler, err, out)
+	}
+	return bin
+}
+
+// sumValue is the total of the profile's column typ over all samples.
+func sumValue(t *testing.T, p *profile.Profile, typ string) int64 {
+	t.Helper()
+	col := valueIndex(t, p, typ)
+	var n int64
+	for _, s := range p.Sample {
+		n += s.Value[col]
+	}
+	return n
+}
+
 func valueIndex(t *testing.T, p *profile.Profile, typ string) int {
 	t.Helper()
 	for i, st := range p.SampleType {
@@ -112,14 +137,8 @@ func TestRecordDensity(t *testing.T) {
 // leaf, and a thread created after the attach is sampled too.
 func TestRecordAttach(t *testing.T) {
 	skipIfNoPerf(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "attach")
-	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-pthread", "-o", bin, "testdata/attach.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := compile(t, dir, "gcc", "testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
 	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 5 s.
 	target := exec.Command(bin, "3", "1500", "5000")
 	stdout, _ := target.StdoutPipe()

@@ -604,7 +604,14 @@ func TestHelperPanicAggregator(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicAggregator" {
 		t.Skip("helper process of TestPanicInAggregatorRestoresTerminal")
 	}
-	comparisons = comparisons[:2]
+	topWithComparisons(2)
+}
+
+// topWithComparisons runs `cctop top --calls none -- cctop workload density
+// -loop` with the table of comparisons cut to its first keep entries, and
+// exits with its status.
+func topWithComparisons(keep int) {
+	comparisons = comparisons[:keep]
 	bin := os.Getenv(helperBinEnv)
 	helperExit(run([]string{"top", "--calls", "none", "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))
 }
@@ -634,9 +641,7 @@ func TestHelperPanicAggregatorAtStart(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicAggregatorAtStart" {
 		t.Skip("helper process of TestPanicInAggregatorAtStartRestoresTerminal")
 	}
-	comparisons = comparisons[:1]
-	bin := os.Getenv(helperBinEnv)
-	helperExit(run([]string{"top", "--calls", "none", "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))
+	topWithComparisons(1)
 }
 
 // TestPanicInAggregatorAtStartRestoresTerminal: an aggregator panic at

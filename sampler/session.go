@@ -201,7 +201,7 @@ func (s *Session) followForUprobes() {
 		if g.AllTasks && gi > 0 {
 			continue
 		}
-		if g.Leader.UprobePath != "" || hasUprobe(g.Members) {
+		if g.hasUprobe() {
 			s.cfg.Follow = true
 			s.note(fmt.Sprintf("uprobe events cannot be inherited by new threads: cctop opens events on each new thread itself, within about %v of its creation", followPoll))
 			// A new thread runs unsampled until its FORK record is read,
@@ -221,11 +221,7 @@ func (s *Session) followForUprobes() {
 // configuration, every event of it (the kernel unregisters a uprobe on
 // close, about 0.1 s each), else 0.
 func (s *Session) ProbeEvents() int {
-	probes := false
-	for _, g := range s.cfg.groups() {
-		probes = probes || g.Leader.UprobePath != "" || hasUprobe(g.Members)
-	}
-	if !probes {
+	if !slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) {
 		return 0
 	}
 	n := len(s.cpuFDs)
@@ -260,13 +256,9 @@ func (s *Session) DetachEvents() []*os.File {
 // followPoll is how often the rings are read while threads are followed.
 const followPoll = 10 * time.Millisecond
 
-func hasUprobe(specs []EventSpec) bool {
-	for _, e := range specs {
-		if e.UprobePath != "" {
-			return true
-		}
-	}
-	return false
+// hasUprobe reports whether any event of g is a uprobe.
+func (g Group) hasUprobe() bool {
+	return g.Leader.UprobePath != "" || slices.ContainsFunc(g.Members, func(e EventSpec) bool { return e.UprobePath != "" })
 }
 
 // setEvent fills the event-selecting fields of a for spec.

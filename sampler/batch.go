@@ -9,23 +9,33 @@ type Batch struct {
 	Records []Record
 	chains  []uint64
 	values  []Value
-	spans   []span // per record: where its Chain and Values live
+	regs    []uint64
+	stacks  []byte
+	spans   []span // per record: where its Chain, Values, Regs and Stack live
 }
 
-type span struct{ chainOff, chainLen, valOff, valLen int32 }
+type span struct {
+	chainOff, chainLen, valOff, valLen int32
+	regOff, regLen, stackOff, stackLen int32
+}
 
 func (b *Batch) reset() {
 	b.Records = b.Records[:0]
 	b.chains = b.chains[:0]
 	b.values = b.values[:0]
+	b.regs = b.regs[:0]
+	b.stacks = b.stacks[:0]
 	b.spans = b.spans[:0]
 }
 
 // add copies r, whose slices alias the decoder's buffers, into the batch.
 func (b *Batch) add(r *Record) {
-	sp := span{chainOff: int32(len(b.chains)), chainLen: int32(len(r.Chain)), valOff: int32(len(b.values)), valLen: int32(len(r.Values))}
+	sp := span{chainOff: int32(len(b.chains)), chainLen: int32(len(r.Chain)), valOff: int32(len(b.values)), valLen: int32(len(r.Values)),
+		regOff: int32(len(b.regs)), regLen: int32(len(r.Regs)), stackOff: int32(len(b.stacks)), stackLen: int32(len(r.Stack))}
 	b.chains = append(b.chains, r.Chain...)
 	b.values = append(b.values, r.Values...)
+	b.regs = append(b.regs, r.Regs...)
+	b.stacks = append(b.stacks, r.Stack...)
 	b.Records = append(b.Records, *r)
 	b.spans = append(b.spans, sp)
 }
@@ -39,6 +49,10 @@ func (b *Batch) seal() {
 		r := &b.Records[i]
 		r.Chain = b.chains[sp.chainOff : sp.chainOff+sp.chainLen : sp.chainOff+sp.chainLen]
 		r.Values = b.values[sp.valOff : sp.valOff+sp.valLen : sp.valOff+sp.valLen]
+		r.Regs = b.regs[sp.regOff : sp.regOff+sp.regLen : sp.regOff+sp.regLen]
+		if sp.stackLen > 0 {
+			r.Stack = b.stacks[sp.stackOff : sp.stackOff+sp.stackLen : sp.stackOff+sp.stackLen]
+		}
 	}
 	slices.SortStableFunc(b.Records, func(x, y Record) int {
 		switch {

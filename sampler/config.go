@@ -31,6 +31,11 @@ type Config struct {
 	// Extra are further sampling groups, each with its own leader: the
 	// calls and exact triggers sample on one uprobe per function.
 	Extra []Group
+	// UserStack, when positive, copies that many bytes of each sample's
+	// user stack (rounded up to 8) along with every user register, for
+	// unwinding in user space (Record.Stack, Record.Regs). Zero copies
+	// the two words a function's entry needs.
+	UserStack int
 	// RingPages is the size of each per-CPU ring in pages (power of two).
 	RingPages int
 	// Follow tracks threads by opening events for each new thread instead of
@@ -40,6 +45,10 @@ type Config struct {
 	// PollInterval bounds how long records wait in the rings.
 	PollInterval time.Duration
 }
+
+// MaxUserStack is the largest user stack copy the kernel allows: a record
+// is at most 64 KiB, and the size must be a multiple of 8.
+const MaxUserStack = 65528
 
 // Stats are running totals, safe to read while sampling.
 type Stats struct {

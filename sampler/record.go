@@ -132,10 +132,16 @@ type Record struct {
 	HasStackWord, HasStackWord2 bool
 	UserFP                      uint64
 	HasUserFP                   bool
-	Chain                       []uint64 // raw callchain with context markers
-	TimeEnabled                 uint64   // group read
-	TimeRunning                 uint64
-	Values                      []Value
+	// Regs are the user registers in the order of RegsMask's bits
+	// (perf_regs.h numbering), and Stack the copy of the user stack from
+	// the stack pointer up, when the format asks for them (UserStack).
+	Regs        []uint64
+	RegsMask    uint64
+	Stack       []byte
+	Chain       []uint64 // raw callchain with context markers
+	TimeEnabled uint64   // group read
+	TimeRunning uint64
+	Values      []Value
 
 	// KindMmap (MMAP and MMAP2)
 	Addr, Len, PgOff uint64
@@ -180,6 +186,7 @@ type decoder struct {
 	cur    *Format            // the format of the sample being decoded
 	chain  []uint64
 	values []Value
+	regs   []uint64
 }
 
 func newDecoder(f Format) *decoder {
@@ -444,18 +451,19 @@ func (d *decoder) sample(c *cursor, r *Record) {
 	}
 	if st&sampleRegsUser != 0 {
 		if abi := c.u64(); abi != 0 {
-			n := bits.OnesCount64(d.cur.RegsUser)
+			mask := d.cur.RegsUser
+			n := bits.OnesCount64(mask)
 			if n > len(c.b)/8 {
 				c.bad = true
 				return
 			}
+			d.regs = d.regs[:0]
 			for i := 0; i < n; i++ {
-				v := c.u64()
-				// Registers come in bit order; the frame pointer is the
-				// lowest bit of the masks cctop uses.
-				if i == 0 && d.cur.RegsUser == entryRegsMask {
-					r.UserFP, r.HasUserFP = v, true
-				}
+				d.regs = append(d.regs, c.u64())
+			}
+			r.Regs, r.RegsMask = d.regs, mask
+			if v, ok := r.Reg(fpReg); ok && fpReg >= 0 {
+				r.UserFP, r.HasUserFP = v, true
 			}
 		}
 	}
@@ -472,6 +480,9 @@ func (d *decoder) sample(c *cursor, r *Record) {
 				stack = stack[:dyn]
 			}
 		}
+		if len(stack) > 0 {
+			r.Stack = stack
+		}
 		if len(stack) >= 8 {
 			r.StackWord, r.HasStackWord = binary.NativeEndian.Uint64(stack), true
 		}
@@ -483,6 +494,37 @@ func (d *decoder) sample(c *cursor, r *Record) {
 		}
 	}
 }
+
+// Reg returns user register n (perf_regs.h numbering) of a sample, when
+// it was sampled.
+func (r *Record) Reg(n int) (uint64, bool) {
+	if n < 0 || n > 63 || r.RegsMask&(1<<n) == 0 {
+		return 0, false
+	}
+	i := bits.OnesCount64(r.RegsMask & (1<<n - 1))
+	if i >= len(r.Regs) {
+		return 0, false
+	}
+	return r.Regs[i], true
+}
+
+// DWARFRegs stores the sampled user registers in DWARF numbering (see
+// dwarfRegs) into dst and returns the mask of those present.
+func (r *Record) DWARFRegs(dst []uint64) (valid uint64) {
+	for d, p := range dwarfRegs {
+		if d >= len(dst) {
+			break
+		}
+		if v, ok := r.Reg(p); ok {
+			dst[d] = v
+			valid |= 1 << d
+		}
+	}
+	return valid
+}
+
+// UserSP is the sampled user stack pointer, the address of Stack[0].
+func (r *Record) UserSP() (uint64, bool) { return r.Reg(spReg) }
 
 // CallerAtEntry is the caller's return address of a sample taken at a
 // function's entry or just after its one-byte PUSHQ BP (where a trap on

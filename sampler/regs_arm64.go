@@ -5,3 +5,20 @@ package sampler
 // the return address is in x30 at a function's entry, not on the stack; the
 // stack word is only a fallback there.
 const entryRegsMask = 1<<29 | 1<<31 | 1<<32
+
+// unwindRegsMask is entryRegsMask: cctop's CFI unwinder knows x86-64 only,
+// so arm64 copies the stack for leaf recovery through the frame pointer.
+const unwindRegsMask = entryRegsMask
+
+const (
+	fpReg = 29
+	spReg = 31
+	ipReg = 32
+)
+
+// UnwindSupported reports whether user-space unwinding (Config.UserStack)
+// knows this architecture's registers.
+const UnwindSupported = false
+
+// dwarfRegs is empty: see unwindRegsMask.
+var dwarfRegs = [...]int{}

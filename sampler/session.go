@@ -151,6 +151,10 @@ func (s *Session) buildAttrs() error {
 			a.Sample_regs_user = entryRegsMask
 			a.Sample_stack_user = 16
 			ga.entry = g.Leader.UprobePath != ""
+			if gi == 0 && s.cfg.UserStack > 0 && unwindRegsMask != 0 {
+				a.Sample_regs_user = unwindRegsMask
+				a.Sample_stack_user = uint32(min(s.cfg.UserStack+7, MaxUserStack) &^ 7)
+			}
 		}
 		ga.allTasks = g.AllTasks && gi > 0
 		if !s.cfg.Follow && !ga.allTasks {

@@ -311,35 +311,3 @@ func TestAddExistingContextDoesNotAllocate(t *testing.T) {
 		t.Errorf("Add of an existing context allocates %v times", allocs)
 	}
 }
-
-func TestShortName(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"github.com/a/b/pkg.(*T).Method", "pkg.(*T).Method"},
-		{"github.com/a/b/pkg.Func.func1", "pkg.Func.func1"},
-		{"github.com/a/pkg.Map[go.shape.int,github.com/x/y.T]", "pkg.Map[go.shape.int,github.com/x/y.T]"},
-		{"example.com/mod/v2.F", "mod.F"},
-		{"gopkg.in/yaml.v3.(*parser).parse", "yaml.v3.(*parser).parse"},
-		{"main.main", "main.main"},
-		{"main.(*T).M", "main.(*T).M"},
-		{"runtime.goexit", "runtime.goexit"},
-		{"ns::f(int)", "ns::f"},
-		{"ns::C::get() const", "ns::C::get"},
-		{"std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector<int, std::allocator<int> >::push_back"},
-		{"(anonymous namespace)::helper(char*)", "(anonymous namespace)::helper"},
-		{"ns::C::operator()(int)", "ns::C::operator()"},
-		{"ns::operator<<(std::ostream&, ns::C const&)", "ns::operator<<"},
-		{"operator new(unsigned long)", "operator new"},
-		{"foo()::{lambda(int)#1}::operator()(int) const", "foo()::{lambda(int)#1}::operator()"},
-		{"foo(int)", "foo"},
-		{"ns::f(int) [clone .constprop.0]", "ns::f"},
-		{"memcpy", "memcpy"},
-		{"__libc_start_main", "__libc_start_main"},
-		{"_ZN2ns1fEi", "_ZN2ns1fEi"},
-		{"[vdso]", "[vdso]"},
-		{"", ""},
-	} {
-		if got := ShortName(tc.in); got != tc.want {
-			t.Errorf("ShortName(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}

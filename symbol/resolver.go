@@ -42,6 +42,10 @@ type Resolver struct {
 // proc is the address space of one process as far as symbolization cares.
 type proc struct {
 	maps []mapping // sorted by Start, non-overlapping
+	// jit is the process's perf map, opened on the first lookup in
+	// anonymous code. A forked child starts without one: it writes its
+	// own file, under its own pid, if it compiles anything.
+	jit *perfMap
 }
 
 type mapping struct {
@@ -131,13 +135,16 @@ func (r *Resolver) Fork(ppid, pid int) {
 // one arrives as MMAP2 records.
 func (r *Resolver) Exec(pid int) {
 	if p := r.procs[pid]; p != nil {
-		p.maps = nil
+		// The new image's JIT, if any, starts a new perf map; the
+		// old one's names describe code that is gone.
+		p.maps, p.jit = nil, nil
 		return
 	}
 	r.procs[pid] = &proc{}
 }
 
-// Exit forgets pid. Loaded modules stay cached for other processes.
+// Exit forgets pid, its perf map included. Loaded modules stay cached for
+// other processes.
 func (r *Resolver) Exit(pid int) {
 	delete(r.procs, pid)
 }
@@ -159,7 +166,8 @@ func (r *Resolver) Mappings(pid int) []Mapping {
 // Callers pass pc-1 for return addresses (every frame but the leaf).
 //
 // For an address seen before, the cost is two map lookups and a binary
-// search, with no allocation beyond growing dst.
+// search, with no allocation beyond growing dst. A pc in anonymous memory
+// is named from the process's JIT perf map, if it writes one (perfmap.go).
 func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 	p := r.procs[pid]
 	if p == nil {
@@ -169,13 +177,22 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 	if m == nil {
 		return append(dst, Frame{Addr: pc})
 	}
+	if anonCode(m.Path) {
+		// JIT code: only the process's perf map can name it.
+		if p.jit == nil {
+			p.jit = newPerfMap(pid)
+		}
+		if name, ok := p.jit.lookup(pc); ok {
+			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc})
+		}
+	}
 	if !m.loaded {
 		m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
 	}
 	if m.mod == nil {
-		// Anonymous executable memory (JIT code) and pseudo mappings: no
-		// file to read, so the absolute pc is the only stable name. JIT perf
-		// maps (/tmp/perf-PID.map) will plug in here, keyed by pid.
+		// Anonymous executable memory that no perf map names, and pseudo
+		// mappings: no file to read, so the absolute pc is the only
+		// stable name.
 		return append(dst, Frame{Module: m.Path, Addr: pc})
 	}
 	off := pc - m.Start + m.Offset

@@ -20,8 +20,9 @@ package cct
 // non-inlining symbolizer say about that address. Children that come to share a key
 // under the physical frame merge, their metrics and per-thread selfs summed.
 //
-// An inlined child of the root has no outer frame to merge into (its stack was cut
-// short above it): it stays a node, still marked inlined, and what was inlined into it
+// An inlined child of the root or of [truncated] has no outer frame to merge into (its
+// stack was cut short above it, and [truncated] stands for the missing frames, not for
+// a function): it stays a node, still marked inlined, and what was inlined into it
 // merges into it.
 //
 // FuncIDs are the same as in t; t is not changed. The result has no inlined node below
@@ -40,7 +41,7 @@ func (t *Tree) Physical() (*Tree, []NodeID) {
 		if merged[p] {
 			site = line[p]
 		}
-		if n.Inlined && p != 0 {
+		if n.Inlined && p != 0 && t.funcs[t.nodes[p].Func].Name != truncatedName {
 			of[id], merged[id], line[id] = of[p], true, site
 			continue
 		}

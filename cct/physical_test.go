@@ -177,6 +177,13 @@ func TestPhysicalInlinedAtRoot(t *testing.T) {
 	if a.Self != ms(3, 3) || !a.Inlined || ph.Len() != 2 {
 		t.Errorf("A: %+v, %d nodes\n%s", a, ph.Len(), dump(ph))
 	}
+	// The same under [truncated], which stands for the frames that are missing.
+	tr = New()
+	tr.Add(stackOf(tr, fr{name: truncatedName}, fr{name: "A", addr: 0x100, inl: true}, fr{name: "B", addr: 0x100, inl: true}), 1, ms(1, 1))
+	ph, _ = tr.Physical()
+	if a := mustFind(t, ph, truncatedName, "A"); a.Self != ms(1, 1) || !a.Inlined {
+		t.Errorf("[truncated];A: %+v\n%s", a, dump(ph))
+	}
 }
 
 // Bottom-up of the physical tree: leaves are physical frames, the inlined code's samples

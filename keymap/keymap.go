@@ -24,6 +24,11 @@ type KeyMap struct {
 
 	// What the tree shows.
 	Invert, Flat, Threads, Split, Metric key.Binding
+	// Inline shows inlined functions as frames of their own (logical frames, the
+	// default) or merged into the function they were inlined into (physical frames).
+	Inline key.Binding
+	// Names shows full or short function names.
+	Names key.Binding
 
 	// Counters shows or hides the counters panel: call density per thread over time,
 	// the sampling latency and the parameters in force.
@@ -75,6 +80,8 @@ func DefaultKeyMap() KeyMap {
 		Threads: b(k("T"), "T", "thread filter"),
 		Split:   b(k("s"), "s", "split call sites"),
 		Metric:  b(k("m"), "m", "metric time/calls"),
+		Inline:  b(k("I"), "I", "inlined frames on/off"),
+		Names:   b(k("v"), "v", "full/short names"),
 
 		Counters: b(k("C"), "C", "counters panel"),
 
@@ -101,17 +108,20 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// ShortHelp is the footer: the keys a first-time user needs.
+// ShortHelp is the footer: the keys a first-time user needs. Names is one of them: the
+// rows show short names, and a template instance or a Go import path is one key away.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Toggle, k.ExpandHot, k.Search, k.Invert, k.Flat, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.Toggle, k.ExpandHot, k.Search, k.Invert, k.Flat, k.Names, k.Help, k.Quit}
 }
 
-// FullHelp is the `?` screen, one column per concern.
+// FullHelp is the `?` screen, one column per concern: moving, folding, searching and
+// focusing, what the tree shows, the counters and corrections, the session.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
-		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll, k.Focus, k.Unfocus},
-		{k.Search, k.NextMatch, k.PrevMatch, k.Invert, k.Flat, k.Threads, k.Split, k.Metric},
+		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll},
+		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
+		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Threads, k.Metric},
 		{k.Counters, k.Density, k.Latency, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}

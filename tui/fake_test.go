@@ -110,13 +110,18 @@ func siteOf(caller, callee string) (uint64, int) {
 // buildTree adds samples in the given order (so that ids differ between orders) and
 // returns the snapshot over it: Self is time, Compare is the sample count.
 func buildTree(samples []sample, order []int) Snapshot {
+	return buildTreeOf(testFuncs, samples, order)
+}
+
+// buildTreeOf is buildTree with the functions of another test profile.
+func buildTreeOf(funcs map[string]cct.Func, samples []sample, order []int) Snapshot {
 	t := cct.New()
 	ids := map[string]cct.FuncID{}
 	fid := func(name string) cct.FuncID {
 		if id, ok := ids[name]; ok {
 			return id
 		}
-		id := t.Intern(testFuncs[name])
+		id := t.Intern(funcs[name])
 		ids[name] = id
 		return id
 	}

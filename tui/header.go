@@ -16,6 +16,7 @@ const headerLines = 4
 type viewInfo struct {
 	view     string
 	split    bool
+	physical bool     // inlined frames merged into their physical frames
 	thread   string   // "all" or the filtered thread
 	focus    []string // focused context, root side first
 	matching string   // search summary, "" when no search
@@ -85,6 +86,9 @@ func (hb *headerBar) lines() [][]item {
 	view := v.view
 	if v.split {
 		view += ", call sites split"
+	}
+	if v.physical {
+		view += ", physical frames"
 	}
 	l4 := []item{{"view", view, false}, {"thread", v.thread, false}}
 	if len(v.focus) > 0 {

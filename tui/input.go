@@ -139,6 +139,10 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.setKind(flatView)
 	case key.Matches(msg, k.Split):
 		t.setSplit(!t.mode.split)
+	case key.Matches(msg, k.Inline):
+		m.togglePhysical()
+	case key.Matches(msg, k.Names):
+		m.toggleNames()
 	case key.Matches(msg, k.Threads):
 		m.cycleThread()
 	case key.Matches(msg, k.Counters):

@@ -36,8 +36,10 @@ type Model struct {
 
 	snap      Snapshot
 	haveSnap  bool
-	structure *structure
-	threadTID uint32 // the thread filter, when filtering
+	structure *structure    // of the snapshot's tree, while logical frames are shown
+	phys      *physicalView // of the snapshot's tree, while physical frames are shown
+	physical  bool          // inlined frames are merged into their physical frames
+	threadTID uint32        // the thread filter, when filtering
 	filtering bool
 
 	// weighing is set while the thread filter shows a thread the Source has not
@@ -186,16 +188,26 @@ func (m *Model) refresh(force bool) {
 	m.rebuild()
 }
 
-// rebuild derives the profile from the snapshot and the thread filter.
+// rebuild derives the profile from the snapshot, the thread filter and the frames shown.
 func (m *Model) rebuild() {
+	p := m.profile()
+	ok := m.tree.setProfile(p)
+	if p != nil {
+		m.setWeighing(p.pending && m.snap.ThreadSelf != nil)
+	}
+	if !ok {
+		m.status.setText("the focused context is gone from the profile")
+	}
+}
+
+// profile is the snapshot's tree (or its physical tree) weighed under the thread
+// filter. The structures are kept across snapshots of the same tree, so a thread or
+// metric change costs a pass over the weights, not a new structure.
+func (m *Model) profile() *profile {
 	s := m.snap
 	if s.Tree == nil {
-		m.structure = nil
-		m.tree.setProfile(nil)
-		return
-	}
-	if !m.structure.sameTree(s.Tree) {
-		m.structure = newStructure(s.Tree)
+		m.structure, m.phys = nil, nil
+		return nil
 	}
 	self, cmp := s.Self, s.Compare
 	pending := false
@@ -212,12 +224,57 @@ func (m *Model) rebuild() {
 			self, pending = threadShape(s.Tree, m.threadTID), true
 		}
 	}
-	p := newProfile(m.structure, s.Metric, self, cmp)
+	// Only the structure shown is kept: the other is rebuilt when the view flips back,
+	// rather than holding an old snapshot's tree meanwhile.
+	var st *structure
+	if m.physical {
+		m.structure = nil
+		if !m.phys.sameTree(s.Tree) {
+			m.phys = newPhysicalView(s.Tree)
+		}
+		st = m.phys.st
+		self, cmp = m.phys.weights(self), m.phys.weights(cmp)
+	} else {
+		m.phys = nil
+		if !m.structure.sameTree(s.Tree) {
+			m.structure = newStructure(s.Tree)
+		}
+		st = m.structure
+	}
+	p := newProfile(st, s.Metric, self, cmp)
 	p.pending = pending
-	ok := m.tree.setProfile(p)
-	m.setWeighing(pending && s.ThreadSelf != nil)
-	if !ok {
+	return p
+}
+
+// togglePhysical flips between logical frames (inlined functions are rows of their
+// own) and physical frames (they are part of the row of the function they were inlined
+// into), keeping the cursor and focus on the same contexts as far as they still exist.
+func (m *Model) togglePhysical() {
+	m.physical = !m.physical
+	old := m.tree.prof
+	p := m.profile()
+	cursor := m.tree.carryPaths(old, p)
+	if !m.tree.setProfileAt(p, cursor) {
 		m.status.setText("the focused context is gone from the profile")
+		return
+	}
+	switch {
+	case !m.physical:
+		m.status.setText("logical frames: inlined functions are rows of their own")
+	case m.snap.Tree != nil && !m.snap.Tree.HasInlined():
+		m.status.setText("physical frames (this profile has no inlined frames)")
+	default:
+		m.status.setText("physical frames: inlined functions are part of their callers")
+	}
+}
+
+// toggleNames flips the rows between short and full function names.
+func (m *Model) toggleNames() {
+	m.tree.fullNames = !m.tree.fullNames
+	if m.tree.fullNames {
+		m.status.setText("full names")
+	} else {
+		m.status.setText("short names")
 	}
 }
 

@@ -504,8 +504,53 @@ func TestViewFlags(t *testing.T) {
 func TestEmptyAndNilSnapshots(t *testing.T) {
 	for _, s := range []Snapshot{{}, {Tree: cct.New(), Metric: "calls"}, {Tree: testSnapshot().Tree, Self: []float64{1}}} {
 		m := New(newFake(s), Options{Width: 60, Height: 12})
-		send(m, keys("e", "down", "f", "F", "i", "t", "T", "s", "n", "c", "end", "left", "right", "space")...)
+		send(m, keys("e", "down", "f", "F", "i", "t", "T", "s", "n", "c", "end", "left", "right", "space", "I", "v", "e", "f", "I")...)
 		checkScreen(t, screen(m), 60, 12)
+	}
+}
+
+// I and v flip their views and say so; they send nothing to the Source, and a second
+// press undoes the first. In a prompt they are text.
+func TestInlineAndNamesKeys(t *testing.T) {
+	src := newFake(testSnapshot())
+	m := New(src, Options{})
+	send(m, press("I"))
+	if !m.physical || !m.viewInfo().physical || !strings.Contains(screen(m), "view top-down, physical frames") {
+		t.Errorf("I: physical %v\n%s", m.physical, screen(m))
+	}
+	send(m, press("v"))
+	if !m.tree.fullNames || !strings.Contains(screen(m), "full names") {
+		t.Errorf("v: full names %v", m.tree.fullNames)
+	}
+	send(m, press("I"), press("v"))
+	if m.physical || m.tree.fullNames || strings.Contains(screen(m), "physical frames") {
+		t.Errorf("I v again: physical %v, full names %v", m.physical, m.tree.fullNames)
+	}
+	if got := src.done(); len(got) != 0 {
+		t.Errorf("the view toggles sent actions %+v", got)
+	}
+	send(m, press("/"))
+	send(m, typed("vI")...)
+	if m.physical || m.tree.fullNames || m.prompt.input.Value() != "vI" {
+		t.Errorf("I and v in the search prompt: physical %v, full names %v, query %q", m.physical, m.tree.fullNames, m.prompt.input.Value())
+	}
+	// Releases do nothing.
+	send(m, press("esc"), tea.KeyReleaseMsg{Code: 'I', Text: "I"}, tea.KeyReleaseMsg{Code: 'v', Text: "v"})
+	if m.physical || m.tree.fullNames {
+		t.Error("a key release toggled a view")
+	}
+	// The test profile's inlined main.hashBlock is part of main.compute in physical
+	// frames: compute's self grows by hashBlock's.
+	send(m, keys("I", "e")...)
+	for _, r := range m.tree.rows {
+		switch m.tree.prof.names[r.g.fn] {
+		case "main.hashBlock":
+			t.Error("physical frames show the inlined main.hashBlock")
+		case "main.compute":
+			if r.depth == 2 && r.g.self != 60e6 {
+				t.Errorf("physical main.compute self %v, want hashBlock's 60ms", r.g.self)
+			}
+		}
 	}
 }
 

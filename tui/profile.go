@@ -24,6 +24,8 @@ type structure struct {
 	fulls    []string // names fit for a terminal (see printable)
 	shorts   []string // short names fit for a terminal
 	files    []string
+
+	byName map[string]cct.FuncID // full name to function, built on first use (see display)
 }
 
 func newStructure(t *cct.Tree) *structure {
@@ -76,6 +78,25 @@ func printable(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// display is the full name of a function as the rows show it: fit for a terminal, full
+// or short. Fold keys hold full names; the header shows a focus path with this.
+func (s *structure) display(name string, full bool) string {
+	if s.byName == nil {
+		s.byName = make(map[string]cct.FuncID, len(s.names))
+		for i := len(s.names) - 1; i >= 0; i-- { // the first of equal names wins
+			s.byName[s.names[i]] = cct.FuncID(i)
+		}
+	}
+	fn, ok := s.byName[name]
+	switch {
+	case !ok:
+		return printable(name)
+	case full:
+		return s.fulls[fn]
+	}
+	return s.shorts[fn]
 }
 
 // sameTree reports whether s still describes t: snapshots are immutable, so the same

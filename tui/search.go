@@ -7,9 +7,11 @@ import (
 	"github.com/cctop/cctop/cct"
 )
 
-// search is the query and what it matches in one profile. Matching is by function name
-// (the full name, so a package path finds its functions), case-insensitive unless the
-// query has an upper-case letter. The per-node flags let n/N skip every subtree without
+// search is the query and what it matches in one profile. Matching is by function name,
+// full or short whichever the rows show (the full name, so that a package path or a
+// template argument finds its functions; the short one, so that what is on screen
+// finds itself: "Accumulator::add" is not in "Accumulator<long>::add(long)"),
+// case-insensitive unless the query has an upper-case letter. The per-node flags let n/N skip every subtree without
 // a match, so a jump builds only the groups on its way.
 type search struct {
 	query   string
@@ -39,11 +41,11 @@ func (s *search) update(p *profile) {
 	q, fold := s.query, strings.ToLower(s.query) == s.query
 	s.fn = make([]bool, len(p.names))
 	for i := 1; i < len(p.names); i++ { // 0 is the root, never a match
-		name := p.names[i]
+		name, short := p.names[i], p.shorts[i]
 		if fold {
-			name = strings.ToLower(name)
+			name, short = strings.ToLower(name), strings.ToLower(short)
 		}
-		s.fn[i] = strings.Contains(name, q)
+		s.fn[i] = strings.Contains(name, q) || strings.Contains(short, q)
 	}
 	n := len(p.parent)
 	s.subtree, s.anc, s.count = make([]bool, n), make([]bool, n), 0

@@ -46,6 +46,19 @@ type treePane struct {
 	rows           []row
 	cursor, offset int
 
+	// fullNames shows names as the symbol tables give them; the default is the short
+	// form (cct.ShortName). Short by default because the person reading this tree is
+	// looking for which function is hot, and in C++ and Rust that is the namespace,
+	// class and method: "std::vector::_M_realloc_insert" says it in any width, where
+	// the full "void std::vector<long, std::allocator<long> >::_M_realloc_insert<long
+	// const&>(__gnu_cxx::__normal_iterator<…>, long const&)" is cut before the method
+	// name at 80 columns, and a few levels deep at 160. Go names lose only their import
+	// path. The full name is one key away, for telling template instances or overloads
+	// apart, and search matches both. It is the same at every width and in every view
+	// (rows once switched to full names from 140 columns and with call sites split): a
+	// toggle is predictable, and keeps a split row's call site on screen.
+	fullNames bool
+
 	rowRenders int // rows drawn since creation: tests check frames cost the window, not the tree
 }
 
@@ -510,7 +523,7 @@ func (t *treePane) unfocus() bool {
 	return true
 }
 
-// focusNames is the focused context as short names, for the header.
+// focusNames is the focused context as the rows name functions, for the header.
 func (t *treePane) focusNames() []string {
 	if t.focusRoot == nil {
 		return nil
@@ -518,7 +531,7 @@ func (t *treePane) focusNames() []string {
 	s := t.state()
 	out := make([]string, 0, len(s.focus))
 	for _, k := range s.focus {
-		out = append(out, k.name)
+		out = append(out, t.prof.display(k.name, t.fullNames))
 	}
 	return out
 }

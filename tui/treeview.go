@@ -19,9 +19,7 @@ type columns struct {
 const (
 	minWidthMetric = 36
 	minWidthAll    = 60
-	// fullNameWidth is the width from which rows show full names instead of short ones.
-	fullNameWidth = 140
-	indentStep    = 2
+	indentStep     = 2
 )
 
 func (t *treePane) columns() columns {
@@ -145,7 +143,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 		glyph = "▸ "
 	}
 	name := p.shorts[g.fn]
-	if t.mode.split || t.width >= fullNameWidth {
+	if t.fullNames {
 		name = p.fulls[g.fn]
 	}
 	var marker, site string

@@ -179,10 +179,11 @@ func (m *Model) besidePanel(l layout) string {
 
 func (m *Model) viewInfo() viewInfo {
 	v := viewInfo{
-		view:   m.tree.mode.kind.String(),
-		split:  m.tree.mode.split,
-		thread: "all",
-		focus:  m.tree.focusNames(),
+		view:     m.tree.mode.kind.String(),
+		split:    m.tree.mode.split,
+		physical: m.physical,
+		thread:   "all",
+		focus:    m.tree.focusNames(),
 	}
 	if m.filtering {
 		v.thread = threadName(m.snap.Threads, m.threadTID)

@@ -43,6 +43,7 @@ type countingPlan struct {
 	params  correct.Params
 	binary  string // the target's executable, where uprobe names resolve
 	entries map[entryKey]bool
+	unwind  unwindPlan
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records
@@ -255,5 +256,9 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *countingPlan, 
 		return cfg, nil, err
 	}
 	plan, err := planCounting(f.countingFlags, &cfg, cfg.Period > 0)
+	if err != nil {
+		return cfg, nil, err
+	}
+	plan.unwind, err = planUnwind(f.unwind, f.stack, &cfg, plan.binary)
 	return cfg, plan, err
 }

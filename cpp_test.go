@@ -19,13 +19,13 @@ func TestRecordCppNames(t *testing.T) {
 	}
 	p := readProfile(t, filepath.Join(dir, "t.pb.gz"))
 	// The leaf sets up no frame (gcc omits leaf frame pointers at -O2),
-	// so the frame-pointer chain skips its caller, shapes::spin: recovering
-	// it is the unwinder's job (issue 5), not the names'.
-	want := []string{"shapes::Accumulator<long>::add(long)"}
+	// so the frame-pointer chain alone would skip its caller, shapes::spin:
+	// the leaf's CFI recovers it.
+	want := []string{"shapes::Accumulator<long>::add(long)", "shapes::spin(shapes::Accumulator<long>&, int)", "main"}
 	col := valueIndex(t, p, "samples")
 	n, with := sumValue(t, p, "samples"), int64(0)
 	for _, s := range p.Sample {
-		if names := stackNames(s); len(names) >= 1 && slices.Equal(names[:1], want) && slices.Contains(names, "main") {
+		if names := stackNames(s); len(names) >= len(want) && slices.Equal(names[:len(want)], want) {
 			with += s.Value[col]
 		}
 	}

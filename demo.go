@@ -40,6 +40,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if plan.unwind, err = planUnwind(unwindAuto, defaultStackSize, &cfg, exe); err != nil {
+			return err
+		}
 		return runTop(cfg, plan, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,7 +55,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		Stdout:   io.Discard,
 	}
 	fmt.Fprintf(stderr, "cctop demo: sampling `cctop workload density` for 3 s (%s)...\n", describe(cfg))
-	rec, err := recordTarget(ctx, cfg, &countingPlan{trigger: triggerTime, source: hpm.Source{Kind: "none"}}, stderr)
+	plan := &countingPlan{trigger: triggerTime, source: hpm.Source{Kind: "none"}}
+	if plan.unwind, err = planUnwind(unwindAuto, defaultStackSize, &cfg, exe); err != nil {
+		return err
+	}
+	rec, err := recordTarget(ctx, cfg, plan, stderr)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@ type samplingFlags struct {
 	period uint64
 	event  string
 	user   bool
+	unwind string
+	stack  int
 }
 
 func (f *samplingFlags) register(fs *flag.FlagSet) {
@@ -25,6 +27,8 @@ func (f *samplingFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.period, "c", 0, "sample every `PERIOD` events")
 	fs.StringVar(&f.event, "e", "cpu-clock", "sampling `EVENT`: cpu-clock, task-clock, cycles")
 	fs.BoolVar(&f.user, "user", false, "sample user space only")
+	fs.StringVar(&f.unwind, "unwind", unwindAuto, "user stack `MODE`: auto, fp (frame pointers) or dwarf (stack copies unwound with CFI)")
+	fs.IntVar(&f.stack, "stack-size", defaultStackSize, "`BYTES` of user stack copied per sample for --unwind dwarf")
 }
 
 // config checks the flags against each other and the remaining arguments

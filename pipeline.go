@@ -18,8 +18,15 @@ type builder struct {
 	threads map[uint32]cct.Thread
 	funcs   map[funcKey]cct.FuncID
 	// reused per sample
-	frames []symbol.Frame
-	stack  []cct.Frame
+	frames    []symbol.Frame
+	stack     []cct.Frame
+	pcs       []uint64 // user stack unwound from a stack copy
+	merged    []uint64
+	alt       []symbol.Frame
+	userDepth int  // user frames of the stack being built, for classify
+	copyStop  bool // the unwound stack ended at the end of its stack copy
+	dwarf     bool // --unwind dwarf: stack copies are meant to hold whole stacks
+	rooted    bool // the unwound stack ended where unwind tables mark the outermost frame
 
 	samples   uint64
 	unwound   completeness
@@ -92,6 +99,24 @@ func (b *builder) atProbe(f symbol.Frame) bool {
 	return b.entries[entryKey{f.Module, f.Addr}] || b.entries[entryKey{f.Module, f.Addr - 1}]
 }
 
+// userFrames appends the symbolized frames of a frame-pointer user chain.
+func (b *builder) userFrames(r *sampler.Record, user []uint64, dst []symbol.Frame) []symbol.Frame {
+	b.userDepth = len(user)
+	for i, pc := range user {
+		if i > 0 {
+			pc--
+		}
+		n := len(dst)
+		dst = b.res.Lookup(int(r.PID), pc, dst)
+		if i == 0 && len(b.entries) > 0 && len(dst) > n && b.atProbe(dst[n]) {
+			if ret, ok := r.CallerAtEntry(); ok && (len(user) < 2 || user[1] != ret) {
+				dst = b.res.Lookup(int(r.PID), ret-1, dst)
+			}
+		}
+	}
+	return dst
+}
+
 func (b *builder) sample(r *sampler.Record) {
 	if b.firstTime == 0 {
 		b.firstTime = r.Time
@@ -112,19 +137,13 @@ func (b *builder) sample(r *sampler.Record) {
 		}
 		b.frames = b.res.LookupKernel(pc, b.frames)
 	}
-	for i, pc := range user {
-		if i > 0 {
-			pc--
-		}
-		n := len(b.frames)
-		b.frames = b.res.Lookup(int(r.PID), pc, b.frames)
-		if i == 0 && len(b.entries) > 0 && len(b.frames) > n && b.atProbe(b.frames[n]) {
-			if ret, ok := r.CallerAtEntry(); ok && (len(user) < 2 || user[1] != ret) {
-				b.frames = b.res.Lookup(int(r.PID), ret-1, b.frames)
-			}
-		}
+	nk := len(b.frames)
+	b.copyStop, b.rooted = false, false
+	b.frames = b.userFrames(r, user, b.frames)
+	if len(r.Stack) > 0 && len(r.Regs) > 0 {
+		b.frames = b.unwindUser(r, user, nk)
 	}
-	if len(kernel) == 0 && len(user) == 0 && r.IP != 0 {
+	if len(kernel) == 0 && len(user) == 0 && len(b.frames) == 0 && r.IP != 0 {
 		b.frames = b.res.Lookup(int(r.PID), r.IP, b.frames)
 	}
 	b.stack = b.stack[:0]
@@ -134,7 +153,13 @@ func (b *builder) sample(r *sampler.Record) {
 	// A stack that stops short of a thread's entry goes under [truncated]
 	// (design §5): its outermost frames are missing, and at the top level
 	// it would pass for a root of its own.
-	reason := classify(b.frames, len(user))
+	reason := classify(b.frames, b.userDepth)
+	switch {
+	case reason == "" || b.rooted:
+		reason = ""
+	case b.copyStop:
+		reason = truncStackCopy
+	}
 	b.unwound.add(reason)
 	if reason != "" {
 		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: truncatedName})})

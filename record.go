@@ -118,6 +118,7 @@ func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sa
 // the plan counts calls.
 func newSessionBuilder(res *symbol.Resolver, plan *countingPlan, sess *sampler.Session) *builder {
 	b := newBuilder(res)
+	b.dwarf = plan.unwind.mode == unwindDWARF
 	if plan.hasCalls() {
 		b.weights = newWeighing(plan.trigger, sess.Event)
 	}

@@ -37,6 +37,7 @@ type module struct {
 	segs    []segment
 	sources []source
 	buildID []byte
+	unwind  *unwindInfo // nil for modules with nothing to read
 
 	// cache memoizes answers per module-relative address, misses included:
 	// a profile hits the same pcs over and over, and a hit must cost one
@@ -142,6 +143,7 @@ func loadFile(pid int, m *Mapping) *module {
 		return newModule()
 	}
 	mod := loadELF(f, st.Size(), strings.TrimSuffix(m.Path, " (deleted)"), open)
+	loadUnwind(f, mod)
 	if len(m.BuildID) > 0 && len(mod.buildID) > 0 && string(m.BuildID) != string(mod.buildID) {
 		// The file on disk is not what was mapped (upgraded since): its
 		// symbols would name the wrong code.

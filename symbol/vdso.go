@@ -28,6 +28,7 @@ func (r *Resolver) vdsoModule(pid int, m *Mapping) *module {
 		img = selfVDSO()
 	}
 	mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil)
+	loadUnwind(bytes.NewReader(img), mod)
 	r.mods.vdso[size] = mod
 	return mod
 }

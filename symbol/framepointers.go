@@ -1,0 +1,49 @@
+package symbol
+
+import (
+	"debug/elf"
+
+	"github.com/cctop/cctop/symbol/cfi"
+)
+
+// framePointerShare is the share of a binary's framed functions that base
+// their CFA on the frame pointer above which a binary counts as built with
+// frame pointers. Hand-written assembly and the odd frameless function
+// keep real -fno-omit-frame-pointer builds below 1; -O2 builds without it
+// are near 0.
+const framePointerShare = 0.8
+
+// FramePointers says whether the binary at path keeps frame pointers, so
+// that the kernel's frame-pointer walk unwinds it, and why. Go binaries
+// do (the Go ABI keeps one on amd64 and arm64); C and C++ code does when
+// its CFI shows functions framed on RBP. A binary without CFI or that
+// cannot be read is taken to keep them: there is nothing better to unwind
+// it with.
+func FramePointers(path string) (bool, string) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return true, "cannot read " + path
+	}
+	defer f.Close()
+	name := baseName(path)
+	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
+		return true, name + " is Go, which keeps frame pointers"
+	}
+	t, err := cfi.Load(f)
+	if err != nil || t.Len() == 0 {
+		return true, name + " has no unwind tables"
+	}
+	if t.FramePointerShare() >= framePointerShare {
+		return true, name + " was built with frame pointers"
+	}
+	return false, name + " has no frame pointers"
+}
+
+func baseName(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[i+1:]
+		}
+	}
+	return path
+}

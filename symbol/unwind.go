@@ -1,0 +1,249 @@
+package symbol
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"io"
+
+	"github.com/cctop/cctop/symbol/cfi"
+)
+
+// Regs are a thread's user registers in DWARF numbering (x86-64: 0 rax,
+// 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15), with the
+// pc in RegPC, the return-address column.
+type Regs = [cfi.NumRegs]uint64
+
+// Registers UnwindUser needs by name.
+const (
+	RegFP = cfi.RegRBP
+	RegSP = cfi.RegRSP
+	RegPC = cfi.RegRA
+)
+
+// UnwindStop says why UnwindUser stopped.
+type UnwindStop uint8
+
+const (
+	// StopRoot: the outermost frame, which CFI marks by an undefined
+	// return address (_start, clone3's child) or Go's tables by the
+	// function that starts a goroutine.
+	StopRoot UnwindStop = iota
+	// StopCopy: the next frame lies beyond the copied stack.
+	StopCopy
+	// StopNoInfo: a pc with no unwind information and no usable frame
+	// pointer: code in no mapping, or outside every known function.
+	StopNoInfo
+	// StopBad: the unwind went wrong (a stack pointer that does not
+	// grow, a zero or unreadable register).
+	StopBad
+	// StopDepth: maxUnwindFrames frames.
+	StopDepth
+)
+
+// maxUnwindFrames bounds a user stack, twice the kernel's default
+// perf_event_max_stack: a copied stack of recursion can be deep.
+const maxUnwindFrames = 256
+
+// unwindInfo is what a module offers for unwinding.
+type unwindInfo struct {
+	cfi *cfi.Table // nil without .eh_frame/.debug_frame
+	go_ *goTable   // nil for non-Go modules
+	// rules memoizes the CFI rule per module-relative pc, misses included.
+	rules map[uint64]cachedRule
+}
+
+type cachedRule struct {
+	rule cfi.Rule
+	ok   bool
+}
+
+// loadUnwind reads the call frame information of an ELF image. It is
+// separate from loadELF's names: a binary without symbols can still have
+// CFI, and this is all that unwinding needs.
+func loadUnwind(r io.ReaderAt, mod *module) {
+	u := &unwindInfo{rules: make(map[uint64]cachedRule)}
+	for _, s := range mod.sources {
+		if g, ok := s.(*goTable); ok {
+			u.go_ = g
+		}
+	}
+	if f, err := elf.NewFile(r); err == nil {
+		if t, err := cfi.Load(f); err == nil && t.Len() > 0 {
+			u.cfi = t
+		}
+	}
+	mod.unwind = u
+}
+
+func (u *unwindInfo) rule(addr uint64) (cfi.Rule, bool) {
+	if u.cfi == nil {
+		return cfi.Rule{}, false
+	}
+	c, hit := u.rules[addr]
+	if !hit {
+		c.rule, c.ok = u.cfi.Rule(addr)
+		if len(u.rules) >= maxCachedAddrs {
+			clear(u.rules)
+		}
+		u.rules[addr] = c
+	}
+	return c.rule, c.ok
+}
+
+// stackMem reads words of a copied user stack that began at sp.
+type stackMem struct {
+	sp     uint64
+	stack  []byte
+	beyond bool // a read went past the end of the copy
+}
+
+func (m *stackMem) read(addr uint64) (uint64, bool) {
+	if addr < m.sp {
+		return 0, false
+	}
+	off := addr - m.sp
+	if off > uint64(len(m.stack)) || uint64(len(m.stack))-off < 8 {
+		m.beyond = true
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(m.stack[off:]), true
+}
+
+// UnwindUser unwinds pid's user stack from the registers and the copy of
+// the stack (from regs[RegSP] up) taken with a sample. It appends the pcs
+// to dst, innermost first: the sampled pc, then return addresses, the way
+// the kernel's callchain lists them.
+//
+// Each frame is unwound with what its binary offers, chosen per module:
+// CFI (.eh_frame, .debug_frame) where it covers the pc, the pclntab's SP
+// deltas for Go code, else the frame pointer (JIT code and hand-written
+// assembly without CFI keep one by convention).
+func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, dst []uint64) ([]uint64, UnwindStop) {
+	const need = 1<<RegPC | 1<<RegSP
+	if valid&need != need {
+		return dst, StopBad
+	}
+	p := r.procs[pid]
+	mem := &stackMem{sp: regs[RegSP], stack: stack}
+	cur := cfi.Regs{R: *regs, Valid: uint32(valid)}
+	signal := true // the sampled pc is not a return address
+	for depth := 0; ; depth++ {
+		pc := cur.R[RegPC]
+		dst = append(dst, pc)
+		if depth == maxUnwindFrames-1 {
+			return dst, StopDepth
+		}
+		lookup := pc
+		if !signal {
+			// A return address follows its call, which may be the
+			// function's last instruction: the call's own rule is at pc-1.
+			lookup--
+		}
+		sp := cur.R[RegSP]
+		stop, ok := r.step(pid, p, lookup, &cur, mem, &signal)
+		if !ok {
+			if mem.beyond {
+				return dst, StopCopy
+			}
+			return dst, stop
+		}
+		if cur.R[RegSP] <= sp && !signal {
+			// The caller's frame is above the callee's: anything else is
+			// a loop or garbage.
+			return dst, StopBad
+		}
+	}
+}
+
+// step unwinds one frame whose code is at lookup.
+func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *stackMem, signal *bool) (UnwindStop, bool) {
+	var m *mapping
+	if p != nil {
+		m = p.find(lookup)
+	}
+	var u *unwindInfo
+	var addr uint64
+	if m != nil {
+		if !m.loaded {
+			m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
+		}
+		if m.mod != nil && m.mod.unwind != nil {
+			if a, ok := offsetToVaddr(m.mod.segs, lookup-m.Start+m.Offset); ok {
+				u, addr = m.mod.unwind, a
+			}
+		}
+	}
+	*signal = false
+	if u != nil {
+		if rule, ok := u.rule(addr); ok {
+			if rule.Reg(cfi.RegRA).Kind() == cfi.Undefined {
+				return StopRoot, false
+			}
+			if !rule.Step(cur, mem.read) {
+				return StopBad, false
+			}
+			*signal = rule.Signal()
+			return 0, true
+		}
+		if g := u.go_; g != nil {
+			if g.topFrame(addr) {
+				return StopRoot, false
+			}
+			if delta, ok := g.spDelta(addr); ok {
+				return goStep(cur, mem, delta)
+			}
+		}
+	}
+	if m == nil {
+		// In no mapping at all: the pc is garbage, not JIT code.
+		return StopNoInfo, false
+	}
+	return fpStep(cur, mem)
+}
+
+// goStep unwinds a Go frame: the pclntab's SP delta locates the return
+// address; the caller's frame pointer, when this frame saved it, sits just
+// below.
+func goStep(cur *cfi.Regs, mem *stackMem, delta int64) (UnwindStop, bool) {
+	if delta < 0 {
+		return StopBad, false
+	}
+	cfa := cur.R[RegSP] + uint64(delta) + 8
+	ra, ok := mem.read(cfa - 8)
+	if !ok || ra == 0 {
+		return StopBad, false
+	}
+	var out cfi.Regs
+	out.Set(RegPC, ra)
+	out.Set(RegSP, cfa)
+	if bp, ok := cur.Get(RegFP); ok {
+		out.Set(RegFP, bp)
+	}
+	if delta >= 8 {
+		if bp, ok := mem.read(cfa - 16); ok {
+			out.Set(RegFP, bp)
+		}
+	}
+	*cur = out
+	return 0, true
+}
+
+// fpStep follows the frame pointer: the caller's return address is above
+// the saved frame pointer it points at.
+func fpStep(cur *cfi.Regs, mem *stackMem) (UnwindStop, bool) {
+	bp, ok := cur.Get(RegFP)
+	if !ok || bp < cur.R[RegSP] {
+		return StopNoInfo, false
+	}
+	next, ok1 := mem.read(bp)
+	ra, ok2 := mem.read(bp + 8)
+	if !ok1 || !ok2 || ra == 0 {
+		return StopNoInfo, false
+	}
+	var out cfi.Regs
+	out.Set(RegPC, ra)
+	out.Set(RegSP, bp+16)
+	out.Set(RegFP, next)
+	*cur = out
+	return 0, true
+}

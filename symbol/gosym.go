@@ -7,10 +7,12 @@ import (
 )
 
 // goTable names Go code from the pclntab, which every Go binary keeps for
-// its own tracebacks: it survives -ldflags=-s -w and gives file:line
-// without DWARF.
+// its own tracebacks: it survives -ldflags=-s -w and gives file:line and
+// inline frames without DWARF, and the SP deltas that unwinding Go code
+// needs.
 type goTable struct {
-	t *gosym.Table
+	tab *pclntab // Go 1.18+, decoded by us
+	old *gosym.Table
 }
 
 // maxPclntab bounds how much we read for a pclntab; the largest real ones
@@ -19,19 +21,31 @@ const maxPclntab = 1 << 30
 
 // newGoTable returns the Go table of f, or nil if f is not a Go binary or
 // its table is unusable. syms is f's .symtab, possibly empty.
-func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) (g *goTable) {
+func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) *goTable {
 	data, pcln := pclntabData(f, syms, size)
 	if len(data) < 16 {
 		return nil
 	}
 	text := goTextStart(f, syms, segs, data, pcln, size)
+	if isPclntab118(f.ByteOrder.Uint32(data)) {
+		gofunc := goFuncData(f, syms, data, pcln, uint64(data[7]), size)
+		if t := parsePclntab(data, text, gofunc); t != nil && t.nfunc > 0 {
+			return &goTable{tab: t}
+		}
+		return nil
+	}
+	return newOldGoTable(data, text)
+}
+
+// newOldGoTable reads a Go 1.2 to 1.17 table through debug/gosym.
+func newOldGoTable(data []byte, text uint64) (g *goTable) {
 	// debug/gosym decodes the table with unchecked slicing and relies on
 	// each of its entry points recovering from the resulting panics. That
 	// is an implementation detail of the Go release we build with, not a
 	// documented guarantee; one path that misses it would let a corrupt
-	// binary on the traced machine crash the profiler. Validating the
-	// format ourselves would duplicate gosym, so this recover is the last
-	// line of defence, and costs only the Go names.
+	// binary on the traced machine crash the profiler. These tables are
+	// old enough not to deserve a decoder of our own, so this recover is
+	// the last line of defence, and costs only the Go names.
 	defer func() {
 		if recover() != nil {
 			g = nil
@@ -41,33 +55,60 @@ func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) (g *
 	if err != nil || len(t.Funcs) == 0 {
 		return nil
 	}
-	return &goTable{t: t}
+	return &goTable{old: t}
 }
 
+// frames appends the frames at addr: for Go 1.18+ binaries the functions
+// inlined there, innermost first, then the function holding addr.
 func (g *goTable) frames(addr uint64, dst []Frame) (out []Frame, ok bool) {
-	// See newGoTable: pc-value decoding in gosym panics on corrupt tables
-	// and is only safe as long as gosym catches that itself. Only cache
-	// misses get here, so the deferred call costs nothing in steady state.
+	if g.tab != nil {
+		return g.tab.frames(addr, dst)
+	}
+	// See newOldGoTable: pc-value decoding in gosym panics on corrupt
+	// tables and is only safe as long as gosym catches that itself. Only
+	// cache misses get here, so the deferred call costs nothing in steady
+	// state.
 	defer func() {
 		if recover() != nil {
 			out, ok = dst, false
 		}
 	}()
-	file, line, fn := g.t.PCToLine(addr)
+	file, line, fn := g.old.PCToLine(addr)
 	if fn == nil {
 		return dst, false
 	}
 	return append(dst, Frame{Func: fn.Name, File: file, Line: line}), true
 }
 
+// spDelta returns the SP delta at addr: how many bytes the function
+// holding addr has pushed or allocated below its entry SP there. On amd64
+// the return address into its caller is at SP+delta and the caller's SP
+// is SP+delta+8. Only Go 1.18+ tables answer.
+func (g *goTable) spDelta(addr uint64) (int64, bool) {
+	if g.tab == nil {
+		return 0, false
+	}
+	return g.tab.spDelta(addr)
+}
+
+// topFrame reports whether the function at addr starts a goroutine's or a
+// thread's stack (runtime.goexit, mstart, rt0_go...), where unwinding
+// ends. Only Go 1.18+ tables answer.
+func (g *goTable) topFrame(addr uint64) bool {
+	return g.tab != nil && g.tab.topFrame(addr)
+}
+
 // lookupFunc returns the entry of the named Go function.
 func (g *goTable) lookupFunc(name string) (entry uint64, ok bool) {
+	if g.tab != nil {
+		return g.tab.lookupFunc(name)
+	}
 	defer func() {
 		if recover() != nil {
 			entry, ok = 0, false
 		}
 	}()
-	if fn := g.t.LookupFunc(name); fn != nil {
+	if fn := g.old.LookupFunc(name); fn != nil {
 		return fn.Entry, true
 	}
 	return 0, false
@@ -188,13 +229,7 @@ func goTextStart(f *elf.File, syms []elf.Symbol, segs []segment, data []byte, pc
 	// relocated: read it from the file or from its dynamic relocation.
 	if md := moduledata(f, pcln, ptr, size); md != 0 {
 		const textField = 22 // pcHeader, 6 slices, ftab's 3 words, findfunctab, minpc, maxpc
-		at := md + textField*ptr
-		if b := readVaddr(f, at, ptr); b != nil {
-			if v := word(b); inText(v) {
-				return v
-			}
-		}
-		if _, v, ok := relativeReloc(f, size, func(off, _ uint64) bool { return off == at }); ok && inText(v) {
+		if v, ok := moduledataWord(f, md, textField, ptr, size); ok && inText(v) {
 			return v
 		}
 	}

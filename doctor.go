@@ -87,6 +87,7 @@ func doctorChecks() []check {
 	cs = append(cs, up)
 	cs = append(cs, callCounterCheck(up.ok))
 
+	cs = append(cs, unwindCheck())
 	cs = append(cs, kallsymsCheck())
 	cs = append(cs, ptraceCheck())
 	return cs
@@ -158,6 +159,29 @@ func uprobeCheck() check {
 	default:
 		c.ok = true
 		c.detail = fmt.Sprintf("counted %d of %d calls to a probed function (fd-scoped, nothing left in tracefs)", n, hits)
+	}
+	return c
+}
+
+// unwindCheck says how user stacks will be unwound: whether samples may
+// carry stack copies for DWARF unwinding, and what --unwind auto makes of
+// the C library every C program runs on.
+func unwindCheck() check {
+	c := check{name: "stack unwinding"}
+	err := sampler.ProbeStackCopy()
+	if err != nil {
+		c.detail = "frame pointers only (--unwind fp): user stack copies: " + errText(err)
+		c.fix = "code without frame pointers loses frames; run as root or grant CAP_PERFMON"
+		return c
+	}
+	c.ok = true
+	c.detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per binary", defaultStackSize)
+	for _, libc := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"} {
+		if _, err := os.Stat(libc); err == nil {
+			_, why := symbol.FramePointers(libc)
+			c.detail += "; " + why
+			break
+		}
 	}
 	return c
 }

@@ -199,6 +199,9 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 	if u := rec.b.unwound.percent(); u >= 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("unwound=%.1f%%", u))
 	}
+	if u := plan.unwind; u.mode != "" {
+		m.Comments = append(m.Comments, fmt.Sprintf("unwind=%s stack_copy=%d", u.mode, u.stack))
+	}
 	m.Comments = append(m.Comments,
 		fmt.Sprintf("alpha=%g", plan.params.Alpha),
 		"counters="+plan.describe(),
@@ -285,6 +288,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	}
 	if b.unwound.percent() >= 0 {
 		fmt.Fprintf(w, "cctop: stacks: %s\n", &b.unwound)
+	}
+	if rec.plan != nil && rec.plan.unwind.mode != "" {
+		fmt.Fprintf(w, "cctop: %s\n", rec.plan.unwind)
 	}
 	for _, n := range append(sess.Notes(), rec.notes...) {
 		fmt.Fprintf(w, "cctop: note: %s\n", n)

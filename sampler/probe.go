@@ -4,6 +4,7 @@ package sampler
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -23,6 +24,26 @@ func ProbeEvent(spec EventSpec, userOnly bool) error {
 	}
 	if userOnly {
 		a.Bits |= unix.PerfBitExcludeKernel
+	}
+	fd, err := unix.PerfEventOpen(&a, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// ProbeStackCopy checks that samples may carry a copy of the user stack
+// and registers (PERF_SAMPLE_STACK_USER, PERF_SAMPLE_REGS_USER), which
+// DWARF unwinding needs.
+func ProbeStackCopy() error {
+	if unwindRegsMask == 0 {
+		return errors.New("cctop does not know this architecture's registers")
+	}
+	a := unix.PerfEventAttr{
+		Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK, Size: uint32(unsafeSizeofAttr),
+		Sample: 1000, Sample_type: sampleIP | sampleRegsUser | sampleStackUser,
+		Sample_regs_user: unwindRegsMask, Sample_stack_user: 8192,
+		Bits: unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeHv | unix.PerfBitExcludeKernel,
 	}
 	fd, err := unix.PerfEventOpen(&a, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -178,4 +179,59 @@ func TestMergeStacks(t *testing.T) {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
 		}
 	}
+}
+
+// TestRecordGoInlined: a Go target's stacks are whole, on the main
+// goroutine and on others, and code the compiler inlined shows as an
+// inlined frame (a pprof Location with several Lines) under the function
+// that holds it.
+func TestRecordGoInlined(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "goinline")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/goinline")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "g.pb.gz", "--", bin, "2")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	if u := unwoundShare(t, stderr); u < 99 {
+		t.Errorf("unwound %.1f%%, want >= 99\n%s", u, stderr)
+	}
+	p := readProfile(t, filepath.Join(dir, "g.pb.gz"))
+	col := valueIndex(t, p, "samples")
+	var inSpin, inlined, fromMain, fromGoroutine int64
+	for _, s := range p.Sample {
+		names := stackNames(s)
+		i := slices.Index(names, "main.spin")
+		if i < 0 {
+			continue
+		}
+		inSpin += s.Value[col]
+		// The Location holding main.spin lists main.mix before it.
+		for _, loc := range s.Location {
+			if n := len(loc.Line); n >= 2 && loc.Line[n-1].Function.Name == "main.spin" && loc.Line[n-2].Function.Name == "main.mix" {
+				inlined += s.Value[col]
+				break
+			}
+		}
+		switch outer := names[len(names)-1]; {
+		case slices.Contains(names, "main.main") && outer == "runtime.goexit":
+			fromMain += s.Value[col]
+		case slices.Contains(names, "main.main.func1") && outer == "runtime.goexit":
+			fromGoroutine += s.Value[col]
+		}
+	}
+	if inSpin < 300 {
+		t.Fatalf("%d samples in main.spin:\n%s", inSpin, stderr)
+	}
+	if inlined*10 < inSpin {
+		t.Errorf("%d of %d samples in main.spin are in the inlined main.mix", inlined, inSpin)
+	}
+	if fromMain*5 < inSpin || fromGoroutine*5 < inSpin || (fromMain+fromGoroutine)*100 < inSpin*99 {
+		t.Errorf("main.spin samples: %d from main.main, %d from the goroutines, of %d; all should reach runtime.goexit", fromMain, fromGoroutine, inSpin)
+	}
+	t.Logf("main.spin %d samples: %d in inlined main.mix; %d via main.main, %d via goroutines", inSpin, inlined, fromMain, fromGoroutine)
 }

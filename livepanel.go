@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/cctop/cctop/cct"
@@ -22,8 +23,8 @@ func (l *live) counters() *tui.Counters {
 	c := &tui.Counters{
 		Source: l.plan.describe(),
 		Cost:   -1,
-		Params: fmt.Sprintf("trigger %s · %s · alpha %g · density %s · latency %s",
-			l.plan.trigger, rate, l.params.Alpha, onOff(l.params.Density), onOff(l.params.Latency)),
+		Params: fmt.Sprintf("trigger %s · %s · alpha %g · density %s · latency %s · unwind %s",
+			l.plan.trigger, rate, l.params.Alpha, onOff(l.params.Density), onOff(l.params.Latency), cmp.Or(l.plan.unwind.mode, unwindFP)),
 		BucketSeconds: densityBucket.Seconds(),
 		DensityUnit:   "calls/ms",
 	}

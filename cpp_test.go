@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +43,54 @@ func TestRecordCppNames(t *testing.T) {
 	}
 	if got := sys["main"]; got != "main" {
 		t.Errorf("system name of main: %q", got)
+	}
+}
+
+// TestRecordCppInlined: code of an always-inline template helper shows as
+// an inlined frame (a Location with several Lines) under the member
+// function it was inlined into, with demangled names; and the same binary
+// stripped, with its debug information in a separate file found through
+// .gnu_debuglink, symbolizes the same.
+func TestRecordCppInlined(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "g++", "testdata/inline.cc", "-O2", "-g")
+	stripped := filepath.Join(dir, "stripped")
+	for _, c := range [][]string{
+		{"objcopy", "--only-keep-debug", bin, stripped + ".debug"},
+		{"objcopy", "--strip-debug", "--strip-unneeded", bin, stripped},
+		{"objcopy", "--add-gnu-debuglink=" + stripped + ".debug", stripped},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	const helper, caller = "long geo::detail::mix<long>(long)", "geo::Grid<long>::sweep(int)"
+	for _, target := range []string{bin, stripped} {
+		_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2", "-o", "i.pb.gz", "--", target, "60")
+		if code != 0 {
+			t.Fatalf("record exit %d:\n%s", code, stderr)
+		}
+		p := readProfile(t, filepath.Join(dir, "i.pb.gz"))
+		col := valueIndex(t, p, "samples")
+		var n, inlined int64
+		for _, s := range p.Sample {
+			n += s.Value[col]
+			if len(s.Location) == 0 {
+				continue
+			}
+			l := s.Location[0].Line
+			if len(l) == 2 && l[0].Function.Name == helper && l[1].Function.Name == caller && l[0].Line > 0 &&
+				strings.HasSuffix(l[0].Function.Filename, "inline.cc") {
+				inlined += s.Value[col]
+			}
+		}
+		if n < 100 || inlined*2 < n {
+			t.Errorf("%s: %d of %d samples are in %s inlined into %s\n%s", filepath.Base(target), inlined, n, helper, caller, stderr)
+		}
+		t.Logf("%s: %d of %d samples in the inlined helper", filepath.Base(target), inlined, n)
+	}
+	if out, _ := exec.Command("readelf", "-S", stripped).Output(); strings.Contains(string(out), ".debug_info") {
+		t.Fatal("the stripped binary still has .debug_info")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/cctop/cctop/sampler"
@@ -91,10 +92,14 @@ func planUnwind(asked string, stack int, cfg *sampler.Config, binary string) (un
 }
 
 // ringPagesFor sizes the rings for samples that carry stack bytes each:
-// room for about 64 of them per CPU between reads.
+// room for a quarter second of samples at 999 Hz per CPU, so that a stall
+// of the reader (loading a large binary's debug information on its first
+// samples) does not lose them; at most 64 MiB over all CPUs.
 func ringPagesFor(stack int) int {
-	pages := 64
-	for pages*os.Getpagesize() < 64*(stack+1024) && pages < 1024 {
+	const perCPU = 999 / 4
+	pages, page := 64, os.Getpagesize()
+	limit := max(64, (64<<20)/page/max(1, runtime.NumCPU()))
+	for pages*page < perCPU*(stack+1024) && pages*2 <= limit {
 		pages *= 2
 	}
 	return pages

@@ -260,6 +260,9 @@ func (s *Session) DetachEvents() []*os.File {
 // followPoll is how often the rings are read while threads are followed.
 const followPoll = 10 * time.Millisecond
 
+// minRingPages is the smallest ring Open falls back to.
+const minRingPages = 8
+
 // hasUprobe reports whether any event of g is a uprobe.
 func (g Group) hasUprobe() bool {
 	return g.Leader.UprobePath != "" || slices.ContainsFunc(g.Members, func(e EventSpec) bool { return e.UprobePath != "" })
@@ -382,6 +385,14 @@ func (s *Session) openThread(tid int) error {
 				continue
 			}
 			r, err := mmapRing(fd, s.cfg.RingPages)
+			for errors.Is(err, unix.EPERM) && s.cfg.RingPages > minRingPages {
+				// Over kernel.perf_event_mlock_kb (516 KiB for a user
+				// without CAP_IPC_LOCK): smaller rings lose records sooner,
+				// no rings lose everything.
+				s.cfg.RingPages /= 2
+				s.note(fmt.Sprintf("rings limited to %d KiB per CPU by kernel.perf_event_mlock_kb (raise it, or run as root, to lose fewer records)", s.cfg.RingPages*os.Getpagesize()/1024))
+				r, err = mmapRing(fd, s.cfg.RingPages)
+			}
 			if err != nil {
 				return fail(err)
 			}

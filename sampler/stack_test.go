@@ -70,7 +70,9 @@ func TestUserStackCopy(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if samples < 100 {
+	if samples < 30 {
+		// Two spinning threads for 1.5 s at 499 Hz give hundreds; the
+		// floor is low because other tests may share the CPUs.
 		t.Fatalf("%d samples", samples)
 	}
 	if withStack < samples*9/10 {

@@ -18,7 +18,8 @@ var debugDirs = []string{"/usr/lib/debug"}
 // debugFile is a separate debug ELF and the file under it.
 type debugFile struct {
 	*elf.File
-	f *os.File
+	f    *os.File
+	size int64
 }
 
 func (d *debugFile) Close() { d.f.Close() }
@@ -26,8 +27,8 @@ func (d *debugFile) Close() { d.f.Close() }
 // findDebugFile finds the separate debug file of f (a binary at path): by
 // build id under debugDirs/.build-id, then by .gnu_debuglink next to the
 // binary, in its .debug/ subdirectory, and under debugDirs/<dir>. Only a
-// file that has a .symtab and provably belongs to f is returned: same build
-// id, or, lacking build ids, the CRC the debuglink records.
+// file that has a .symtab or DWARF and provably belongs to f is returned:
+// same build id, or, lacking build ids, the CRC the debuglink records.
 func findDebugFile(f *elf.File, path string, id []byte, open func(string) (*os.File, error)) *debugFile {
 	if len(id) >= 2 {
 		h := hex.EncodeToString(id)
@@ -64,12 +65,17 @@ func openDebug(path string, id []byte, crc *uint32, open func(string) (*os.File,
 	if err != nil {
 		return nil
 	}
-	ef, err := elf.NewFile(file)
-	if err != nil || ef.Section(".symtab") == nil {
+	st, err := file.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		file.Close()
 		return nil
 	}
-	d := &debugFile{ef, file}
+	ef, err := elf.NewFile(file)
+	if err != nil || (ef.Section(".symtab") == nil && !hasDWARF(ef)) {
+		file.Close()
+		return nil
+	}
+	d := &debugFile{ef, file, st.Size()}
 	did := buildID(ef)
 	switch {
 	case len(id) > 0 && len(did) > 0:

@@ -5,14 +5,20 @@
 // mappings of every sampled process (from /proc/PID/maps and kernel MMAP2
 // records, kept current across fork, exec and exit), the translation of a
 // pc through a mapping and the ELF program headers to the address the
-// binary was linked at, and the symbol sources for each module: ELF
-// .symtab/.dynsym (with separate debug files found by build id or
-// .gnu_debuglink), the Go pclntab, the vdso image, and /proc/kallsyms for
-// the kernel.
+// binary was linked at, and the symbol sources for each module: the Go
+// pclntab; DWARF, which gives C, C++ and Rust code file:line and the
+// chain of functions inlined at each address (one Frame each, innermost
+// first); ELF .symtab/.dynsym, plus the symbols of .gnu_debugdata
+// (MiniDebugInfo) in binaries stripped without a debug package; the vdso
+// image; and /proc/kallsyms for the kernel. Symbols and DWARF of a
+// stripped binary come from its separate debug file, found by build id or
+// .gnu_debuglink.
 //
 // Modules are loaded lazily, once, and shared by every process that maps
 // them; each module memoizes its answers per address, because a profiler
-// sees the same few thousand pcs millions of times.
+// sees the same few thousand pcs millions of times. DWARF is lazier still:
+// a compilation unit's functions and line table are decoded on the first
+// lookup that lands in it.
 //
 // Nothing here returns an error or panics for a binary it cannot read or
 // parse: such pcs get a frame with an empty Func, so a profile degrades to

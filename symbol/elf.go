@@ -7,8 +7,10 @@ import (
 )
 
 // loadELF loads one ELF image: program headers for translation, then its
-// name sources, Go pclntab first (it has file:line and covers Go code
-// exactly), then the function symbols.
+// name sources, most precise first: the Go pclntab (it has file:line and
+// covers Go code exactly), DWARF (inline chains and file:line for C, C++,
+// Rust...), then the function symbols, which name whatever the others do
+// not know (assembly, code built without -g).
 //
 // size bounds every allocation driven by values read from the file, so a
 // corrupt header cannot make us allocate more than the file holds. path is
@@ -26,22 +28,50 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 
 	symtab, _ := f.Symbols()
 	dynsym, _ := f.DynamicSymbols()
+	goTab := newGoTable(f, symtab, mod.segs, size)
+	// Go binaries are named by their pclntab. Their DWARF would add only
+	// the C code of cgo packages, at the price of holding all of it.
+	wantDWARF := goTab == nil
+	ownDWARF := wantDWARF && hasDWARF(f)
+
 	cands := funcCands(nil, symtab, f.Sections, false)
-	if len(symtab) == 0 && open != nil {
+	var dbg *debugFile
+	if open != nil && (len(symtab) == 0 || (wantDWARF && !ownDWARF)) {
 		// Stripped: the full symbol table, with the local symbols that
-		// name most of libc's hot code, lives in a separate debug file.
-		if dbg := findDebugFile(f, path, mod.buildID, open); dbg != nil {
+		// name most of libc's hot code, and the DWARF live in a separate
+		// debug file.
+		dbg = findDebugFile(f, path, mod.buildID, open)
+	}
+	if dbg != nil {
+		defer dbg.Close()
+		if len(symtab) == 0 {
 			dsyms, _ := dbg.Symbols()
 			cands = funcCands(cands, dsyms, dbg.Sections, false)
-			dbg.Close()
 		}
+	}
+	if len(cands) == 0 {
+		// No symbol table anywhere: Fedora-style binaries carry their
+		// local function symbols in .gnu_debugdata (debugdata.go).
+		cands = miniDebugInfoCands(cands, f, size)
 	}
 	cands = funcCands(cands, dynsym, f.Sections, true)
 
-	if g := newGoTable(f, symtab, mod.segs, size); g != nil {
-		mod.sources = append(mod.sources, g)
+	st := newSymtab(cands)
+	if goTab != nil {
+		mod.sources = append(mod.sources, goTab)
 	}
-	if st := newSymtab(cands); len(st) > 0 {
+	var dw *dwarfSource
+	switch {
+	case ownDWARF:
+		dw = newDWARFSource(f, size)
+	case wantDWARF && dbg != nil:
+		dw = newDWARFSource(dbg.File, dbg.size)
+	}
+	if dw != nil {
+		dw.syms = st
+		mod.sources = append(mod.sources, dw)
+	}
+	if len(st) > 0 {
 		mod.sources = append(mod.sources, st)
 	}
 	return mod

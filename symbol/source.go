@@ -4,14 +4,15 @@ package symbol
 // sources in order and takes the first answer, so a more precise source goes
 // in front of a coarser one.
 //
-// This is the seam for what comes later:
-//   - DWARF line tables and inlines: a source in front of the ELF symbols
-//     that appends several frames (innermost first, Inlined set on all but
-//     the outermost) with File/Line.
-//   - MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF): one more symtab
-//     built with funcCands/newSymtab, merged before the tables are sorted.
-//   - JIT perf maps (/tmp/perf-PID.map): a per-process source for anonymous
-//     mappings, consulted where Lookup handles a mapping with no module.
+// The sources of an ELF module, in order (loadELF): the Go pclntab
+// (gosym.go), DWARF (dwarf.go: several frames per address, innermost
+// first, Inlined set on all but the outermost, with File/Line), then the
+// symbol table (symtab.go), whose candidates include MiniDebugInfo
+// (.gnu_debugdata, debugdata.go) when the binary has no .symtab.
+//
+// Still to come: JIT perf maps (/tmp/perf-PID.map), a per-process source
+// for anonymous mappings, consulted where Lookup handles a mapping with no
+// module.
 type source interface {
 	// frames appends the frames for addr to dst and reports whether the
 	// source knew addr. When it did not, dst is returned unchanged.

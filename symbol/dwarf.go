@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
+	"math"
 	"strings"
 )
 
@@ -187,19 +188,24 @@ func (s *dwarfSource) table(i int) *unitTable {
 	u := &s.units[i]
 	if !u.parsed {
 		u.parsed = true
-		u.t = s.parseUnit(u.off)
+		end := dwarf.Offset(math.MaxUint32)
+		if i+1 < len(s.units) {
+			end = s.units[i+1].off
+		}
+		u.t = s.parseUnit(u.off, end)
 	}
 	return u.t
 }
 
-// parseUnit parses the unit whose DIE is at off; nil if it panics.
-func (s *dwarfSource) parseUnit(off dwarf.Offset) (t *unitTable) {
+// parseUnit parses the unit whose DIE is at off, the next one's at end;
+// nil if it panics.
+func (s *dwarfSource) parseUnit(off, end dwarf.Offset) (t *unitTable) {
 	defer func() {
 		if recover() != nil {
 			t = nil
 		}
 	}()
-	return parseUnitTable(s.d, off, s.line, s.order)
+	return parseUnitTable(s.d, off, end, s.line, s.order)
 }
 
 // maxNameHops bounds the abstract_origin/specification chain followed for

@@ -48,9 +48,11 @@ var descend = map[dwarf.Tag]bool{
 	dwarf.TagCatchDwarfBlock: true,
 }
 
-// parseUnitTable reads the unit whose DIE is at off; line is the
-// .debug_line section, in byte order order.
-func parseUnitTable(d *dwarf.Data, off dwarf.Offset, line []byte, order binary.ByteOrder) *unitTable {
+// parseUnitTable reads the unit whose DIE is at off, up to end, where the
+// next unit's DIE is; line is the .debug_line section, in byte order
+// order. A DW_AT_sibling that jumps out of the unit ends it, so corrupt
+// siblings cannot make every unit parse someone else's DIEs.
+func parseUnitTable(d *dwarf.Data, off, end dwarf.Offset, line []byte, order binary.ByteOrder) *unitTable {
 	r := d.Reader()
 	r.Seek(off)
 	cu, err := r.Next()
@@ -74,13 +76,12 @@ func parseUnitTable(d *dwarf.Data, off dwarf.Offset, line []byte, order binary.B
 		if err != nil || e == nil {
 			break
 		}
+		if e.Tag != 0 && (e.Offset <= off || e.Offset >= end) {
+			break // null entries carry no offset
+		}
 		switch e.Tag {
 		case 0:
 			scopes = scopes[:len(scopes)-1]
-			continue
-		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagTypeUnit, dwarf.TagSkeletonUnit:
-			// Ran past a unit that was not terminated.
-			scopes = nil
 			continue
 		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
 			rs := entryRanges(d, e)

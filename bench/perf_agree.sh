@@ -9,6 +9,8 @@
 # perf against perf is the reference measured in the same run: it is the
 # ceiling that sampling noise leaves at this many samples.
 # Unnamed code ([unknown] in perf, [module] in cctop) counts as one key.
+# perf script names physical frames only: cctop's inlined frames (marked
+# _[i] in folded output) give way to the function that holds them.
 #
 # usage: bench/perf_agree.sh [ROUNDS]      env: CCTOP (binary), PYTHON, OUT
 # prints: "overlap perf/perf: X%" and "overlap cctop/perf: Y%" (mean of both perf runs)
@@ -49,7 +51,7 @@ overlap() { # $1 $2: flat files; prints the overlap in percent
 
 perf_flat perf1
 "$CCTOP" record --user -F 999 --calls none --format folded -o "$out/cctop.folded" -- "$py" "$here/cpu_bound.py" "$rounds" >/dev/null 2>"$out/cctop.err"
-awk '{ c = $NF; $NF = ""; sub(/ $/, ""); m = split($0, f, ";"); s = f[m]; if (s ~ /^\[/) s = "[unknown]"; n[s] += c }
+awk '{ c = $NF; $NF = ""; sub(/ $/, ""); m = split($0, f, ";"); while (m > 1 && f[m] ~ /_\[i\]$/) m--; s = f[m]; if (s ~ /^\[/) s = "[unknown]"; n[s] += c }
 	END { for (k in n) print n[k], k }' "$out/cctop.folded" | sort -rn >"$out/cctop.flat"
 perf_flat perf2
 

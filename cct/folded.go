@@ -8,8 +8,13 @@ import (
 	"strings"
 )
 
+// inlinedSuffix marks inlined frames in folded stacks, as FlameGraph's
+// stackcollapse-perf.pl --inline does: tools that compare with profilers
+// that see physical frames only (perf script) can drop them.
+const inlinedSuffix = "_[i]"
+
 // WriteFolded writes the folded-stack format of flame graph tools: one line per stack,
-// "root;...;leaf N", N the self samples. Contexts that differ only by call site fold to the
+// "root;...;leaf N", N the self samples; inlined frames end in "_[i]". Contexts that differ only by call site fold to the
 // same line and are summed; lines are sorted so that output is reproducible. Samples with an
 // empty stack have no line.
 func (t *Tree) WriteFolded(w io.Writer) error {
@@ -19,14 +24,23 @@ func (t *Tree) WriteFolded(w io.Writer) error {
 		names[i] = foldedName(t.funcs[i].Name)
 	}
 	var sb strings.Builder
+	var path []NodeID
 	for id := 1; id < len(t.nodes); id++ {
 		if n := t.nodes[id].Self.Samples; n > 0 {
 			sb.Reset()
-			for i, f := range t.Path(NodeID(id)) {
+			path = path[:0]
+			for x := NodeID(id); x > 0; x = t.nodes[x].Parent {
+				path = append(path, x)
+			}
+			for i := len(path) - 1; i >= 0; i-- {
+				nd := &t.nodes[path[i]]
+				sb.WriteString(names[nd.Func])
+				if nd.Inlined {
+					sb.WriteString(inlinedSuffix)
+				}
 				if i > 0 {
 					sb.WriteByte(';')
 				}
-				sb.WriteString(names[f])
 			}
 			counts[sb.String()] += n
 		}

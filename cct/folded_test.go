@@ -22,6 +22,8 @@ func foldedTree() *Tree {
 	odd := tr.Intern(Func{Name: "operator;weird\nname"})
 	tr.Add([]Frame{{Func: odd}, {Func: tr.Intern(Func{Name: "std::map<int, int>::find(int const&)"})}}, 0, ms(7, 70))
 	tr.Add([]Frame{{Func: tr.Intern(Func{Name: ""})}, {Func: tr.Intern(Func{Name: "main", Module: "/bin/app", File: "app.c"})}}, 0, ms(1, 1))
+	// An inlined frame (mix inlined into sweep) carries the _[i] mark.
+	tr.Add([]Frame{{Func: tr.Intern(Func{Name: "mix"}), Inlined: true}, {Func: tr.Intern(Func{Name: "sweep"})}, {Func: tr.Intern(Func{Name: "main"})}}, 0, ms(2, 20))
 	// Contexts with time but no samples, and an empty stack, have no line.
 	addPath(tr, "main;timeonly", 1, ms(0, 99))
 	tr.Add(nil, 0, ms(5, 5))
@@ -82,8 +84,8 @@ func TestWriteFoldedParses(t *testing.T) {
 		}
 		total += n
 	}
-	if lines != 6 {
-		t.Errorf("%d lines, want 6", lines)
+	if lines != 7 {
+		t.Errorf("%d lines, want 7", lines)
 	}
 	// Every sample is on a line but the empty stack's.
 	if want := tr.Total().Samples - tr.Node(tr.Root()).Self.Samples; total != want {

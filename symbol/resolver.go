@@ -20,12 +20,12 @@ type Mapping struct {
 
 // Frame is one logical frame of a stack.
 type Frame struct {
-	Func    string // symbol name as in the binary (mangled names kept as-is for now); "" if unknown
-	File    string // source file, when known (Go pclntab; DWARF later)
+	Func    string // symbol name as in the binary (mangled; the pipeline demangles); "" if unknown
+	File    string // source file, when known (Go pclntab, DWARF)
 	Line    int    // source line, when known
 	Module  string // mapping path, "[vdso]", "[kernel.kallsyms]", or "" if no mapping covers pc
 	Addr    uint64 // module-relative address (ELF virtual address of pc in Module); pc itself if no module
-	Inlined bool   // true for inlined logical frames (DWARF inlines arrive in a later issue; false for now)
+	Inlined bool   // inlined into the next (outer) frame, which holds its code
 }
 
 // Resolver maps (pid, pc) to frames. It is NOT safe for concurrent use: it is
@@ -162,7 +162,8 @@ func (r *Resolver) Mappings(pid int) []Mapping {
 	return out
 }
 
-// Lookup appends the frames for pc (innermost first; one frame until inlines arrive) to dst.
+// Lookup appends the frames for pc to dst: its inline chain, innermost
+// first, every frame but the last marked Inlined.
 // Callers pass pc-1 for return addresses (every frame but the leaf).
 //
 // For an address seen before, the cost is two map lookups and a binary

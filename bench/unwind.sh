@@ -8,12 +8,10 @@
 #   - cctop record with --unwind auto (which picks dwarf for this binary)
 #     at several --stack-size values.
 # For each run: samples, lost records, the share of samples whose stack
-# reaches Py_BytesMain, the CPU seconds that the profiler and its target
-# used beyond a bare run of the target (+cpu s: the profiler's own work
-# plus the stack copies and interrupts it costs the target), and the
-# wall time (perf's unwinding happens in perf script, whose CPU time is
-# added to its +cpu); then the calling-context overlap of cctop (default stack size)
-# with perf (bench/ctxoverlap).
+# reaches Py_BytesMain, and the profiler's CPU seconds (it attaches with -p,
+# so the target's are not counted; perf unwinds later, in perf script,
+# whose CPU seconds are the last column). Then the calling-context overlap
+# of cctop (default stack size) with perf (bench/ctxoverlap).
 #
 # usage: bench/unwind.sh [ROUNDS]      env: CCTOP (binary), PYTHON, OUT, SIZES
 set -euo pipefail
@@ -33,33 +31,35 @@ sizes=${SIZES:-"2048 4096 8192 16384 32768"}
 timefmt="%U %S %e"
 
 echo "python: $py, $rounds rounds"
-printf "%-28s %8s %6s %8s %12s %9s\n" run samples lost "reach%" "+cpu s" "wall s"
+printf "%-28s %8s %6s %8s %10s %10s\n" run samples lost "reach%" "cpu s" "+script s"
+# Each tool attaches (-p) to a target started just before, so that its own
+# CPU time is measured apart from the target's; it ends when the target
+# exits.
+start_target() { "$py" "$here/cpu_bound.py" "$rounds" >/dev/null & target=$!; sleep 0.05; }
 perf_run() { # $1: name
-	/usr/bin/time -f "$timefmt" -o "$out/$1.time" perf record -q --all-user -F 999 --call-graph dwarf -o "$out/$1.data" -- "$py" "$here/cpu_bound.py" "$rounds" >/dev/null 2>"$out/$1.err"
+	start_target
+	/usr/bin/time -f "$timefmt" -o "$out/$1.time" perf record -q --all-user -F 999 --call-graph dwarf -p "$target" -o "$out/$1.data" >/dev/null 2>"$out/$1.err"
+	wait "$target" || true
 	# perf unwinds afterwards, in perf script: its time counts too.
 	/usr/bin/time -f "$timefmt" -o "$out/$1.script.time" perf script -i "$out/$1.data" -F tid,ip,sym,dso --no-inline >"$out/$1.txt" 2>/dev/null
-	local su ss se
-	read -r su ss se <"$out/$1.script.time"
-	local lost samples reach
+	local lost samples reach u s e su ss se
 	lost=$(perf report -i "$out/$1.data" --stats 2>/dev/null | awk '/ LOST events:/ { print $3; f = 1 } END { if (!f) print 0 }' | head -1)
 	read -r samples reach < <("$out/ctxoverlap" -reach Py_BytesMain "$out/$1.txt" "$out/$1.txt" | awk -F'[ ,%]+' 'NR == 1 { print $2, $6 }')
 	read -r u s e <"$out/$1.time"
-	printf "%-28s %8s %6s %8s %12.2f %9s\n" "perf --call-graph dwarf" "$samples" "$lost" "$reach" "$(extra "$(awk -v a="$u" -v b="$su" 'BEGIN { print a + b }')" "$s")" "$e"
+	read -r su ss se <"$out/$1.script.time"
+	printf "%-28s %8s %6s %8s %10.2f %10.2f\n" "perf --call-graph dwarf" "$samples" "$lost" "$reach" "$(sum "$u" "$s")" "$(sum "$su" "$ss")"
 }
 cctop_run() { # $1: stack size
-	/usr/bin/time -f "$timefmt" -o "$out/cctop$1.time" "$CCTOP" record --user -F 999 --calls none --stack-size "$1" -o "$out/cctop$1.pb.gz" -- "$py" "$here/cpu_bound.py" "$rounds" >/dev/null 2>"$out/cctop$1.err"
-	local lost samples reach
+	start_target
+	/usr/bin/time -f "$timefmt" -o "$out/cctop$1.time" "$CCTOP" record --user -F 999 --calls none --stack-size "$1" -p "$target" -o "$out/cctop$1.pb.gz" >/dev/null 2>"$out/cctop$1.err"
+	wait "$target" || true
+	local lost samples reach u s e
 	lost=$(awk '/samples in/ { for (i = 1; i <= NF; i++) if ($i == "lost,") print $(i - 1) }' "$out/cctop$1.err")
 	read -r samples reach < <("$out/ctxoverlap" -reach Py_BytesMain "$out/cctop$1.pb.gz" "$out/cctop$1.pb.gz" | awk -F'[ ,%]+' 'NR == 1 { print $2, $6 }')
 	read -r u s e <"$out/cctop$1.time"
-	printf "%-28s %8s %6s %8s %12.2f %9s\n" "cctop --stack-size $1" "$samples" "$lost" "$reach" "$(extra "$u" "$s")" "$e"
+	printf "%-28s %8s %6s %8s %10.2f %10s\n" "cctop --stack-size $1" "$samples" "$lost" "$reach" "$(sum "$u" "$s")" -
 }
-/usr/bin/time -f "$timefmt" -o "$out/bare.time" "$py" "$here/cpu_bound.py" "$rounds" >/dev/null
-read -r u s e <"$out/bare.time"
-bare=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
-# extra: CPU seconds of the profiler and its target beyond the bare run's.
-extra() { awk -v u="$1" -v s="$2" -v b="$bare" 'BEGIN { print u + s - b }'; }
-printf "%-28s %8s %6s %8s %12s %9s\n" "no profiler" - - - "($bare)" "$e"
+sum() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 perf_run perf1
 for size in $sizes; do cctop_run "$size"; done
 perf_run perf2

@@ -13,8 +13,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"flag"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -24,6 +27,7 @@ import (
 
 func main() {
 	reach := flag.String("reach", "", "report the share of samples whose stack contains `FUNC`")
+	diffs := flag.Int("diff", 0, "list the `N` contexts whose shares differ most")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: ctxoverlap [-reach FUNC] A B (perf script text or cctop pprof)")
@@ -48,6 +52,20 @@ func main() {
 		o += min(a, dists[1][k])
 	}
 	fmt.Printf("context overlap: %.1f%%\n", 100*o)
+	if *diffs > 0 {
+		keys := map[string]bool{}
+		for _, d := range dists {
+			for k := range d {
+				keys[k] = true
+			}
+		}
+		list := slices.Collect(maps.Keys(keys))
+		gap := func(k string) float64 { return math.Abs(dists[0][k] - dists[1][k]) }
+		slices.SortFunc(list, func(a, b string) int { return cmp.Compare(gap(b), gap(a)) })
+		for _, k := range list[:min(*diffs, len(list))] {
+			fmt.Printf("%6.2f%% %6.2f%%  %s\n", 100*dists[0][k], 100*dists[1][k], k)
+		}
+	}
 }
 
 // load returns the share of samples per context, the samples reaching

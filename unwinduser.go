@@ -1,9 +1,15 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
 )
+
+// fpUnwindFrames bounds the CFI unwinding of --unwind fp's small stack
+// copies: the leaf, its caller, and one frame to meet the kernel's chain.
+const fpUnwindFrames = 3
 
 // truncStackCopy is why a DWARF-unwound stack stopped short of a root when
 // the frame it needed lay beyond the copied stack.
@@ -25,12 +31,23 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 			regs[symbol.RegPC]--
 		}
 	}
-	pcs, stop := b.res.UnwindUser(int(r.PID), &regs, valid, r.Stack, b.pcs[:0])
+	limit := 0
+	if !b.dwarf {
+		// --unwind fp: the copy is for the leaf's caller; past it the
+		// kernel's chain is right wherever the two meet.
+		limit = fpUnwindFrames
+	}
+	pcs, stop := b.res.UnwindUser(int(r.PID), &regs, valid, r.Stack, limit, b.pcs[:0])
 	b.pcs = pcs
 	if len(pcs) == 0 {
 		return b.frames
 	}
 	b.merged = mergeStacks(pcs, stop, fp, b.merged[:0])
+	if slices.Equal(b.merged, fp) {
+		// The frame-pointer chain was right (the common case in code
+		// built with frame pointers): its frames are already symbolized.
+		return b.frames
+	}
 	alt := append(b.alt[:0], b.frames[:nk]...)
 	for i, pc := range b.merged {
 		if i > 0 {

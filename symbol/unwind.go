@@ -118,7 +118,13 @@ func (m *stackMem) read(addr uint64) (uint64, bool) {
 // CFI (.eh_frame, .debug_frame) where it covers the pc, the pclntab's SP
 // deltas for Go code, else the frame pointer (JIT code and hand-written
 // assembly without CFI keep one by convention).
-func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, dst []uint64) ([]uint64, UnwindStop) {
+//
+// At most limit pcs are appended (maxUnwindFrames when limit is 0 or
+// larger), ending with StopDepth.
+func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, limit int, dst []uint64) ([]uint64, UnwindStop) {
+	if limit <= 0 || limit > maxUnwindFrames {
+		limit = maxUnwindFrames
+	}
 	const need = 1<<RegPC | 1<<RegSP
 	if valid&need != need {
 		return dst, StopBad
@@ -130,7 +136,7 @@ func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, d
 	for depth := 0; ; depth++ {
 		pc := cur.R[RegPC]
 		dst = append(dst, pc)
-		if depth == maxUnwindFrames-1 {
+		if depth == limit-1 {
 			return dst, StopDepth
 		}
 		lookup := pc

@@ -35,7 +35,7 @@ func FuzzUnwindUser(f *testing.F) {
 			// into the copy now and then, so walks go further.
 			regs[RegFP] = regs[RegSP] + uint64(which)%uint64(len(stack)+1)
 		}
-		pcsOut, stop := r.UnwindUser(os.Getpid(), &regs, valid|1<<RegPC|1<<RegSP, stack, nil)
+		pcsOut, stop := r.UnwindUser(os.Getpid(), &regs, valid|1<<RegPC|1<<RegSP, stack, 0, nil)
 		if len(pcsOut) == 0 || len(pcsOut) > maxUnwindFrames {
 			t.Fatalf("%d frames (stop %d)", len(pcsOut), stop)
 		}

@@ -2,27 +2,11 @@ package symbol
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 )
 
-// seed reads a []byte fuzz corpus file.
-func seed(t *testing.T, name string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzELF", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, lit, _ := strings.Cut(strings.TrimSpace(string(raw)), "\n")
-	s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []byte(s)
-}
+// seed reads a []byte seed of FuzzELF's corpus.
+func seed(t *testing.T, name string) []byte { return seedFile(t, "FuzzELF", name) }
 
 // TestLoadELFBytes loads the small ELF images of the fuzz corpus from
 // memory. tiny-static is a static binary (gcc -nostdlib -static) with one

@@ -3,6 +3,7 @@ package symbol
 import (
 	"bufio"
 	"debug/elf"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -26,6 +27,21 @@ func startTarget(t *testing.T, path string, env ...string) *target {
 	t.Helper()
 	cmd := exec.Command(path)
 	cmd.Env = append(os.Environ(), env...)
+	tg, _, sc := launch(t, cmd, nil)
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return tg
+}
+
+// launch starts cmd, which prints "name 0xaddr" lines then "ready", and
+// reads those lines. It returns the target, its stdin, and its stdout
+// positioned after "ready". The process's stderr goes to stderr, or to
+// ours when nil; it is stopped when the test ends (stdin closed, then
+// killed after 5 s).
+func launch(t *testing.T, cmd *exec.Cmd, stderr *strings.Builder) (*target, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +51,9 @@ func startTarget(t *testing.T, path string, env ...string) *target {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +69,12 @@ func startTarget(t *testing.T, path string, env ...string) *target {
 		}
 	})
 	tg := &target{pid: cmd.Process.Pid, addrs: map[string]uint64{}, cmd: cmd}
+	path := cmd.Path
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "ready") {
-			go io.Copy(io.Discard, stdout)
-			return tg
+			return tg, stdin, sc
 		}
 		name, val, ok := strings.Cut(line, " ")
 		if !ok {
@@ -67,8 +86,13 @@ func startTarget(t *testing.T, path string, env ...string) *target {
 		}
 		tg.addrs[name] = a
 	}
-	t.Fatalf("%s exited before ready: %v", path, sc.Err())
-	return nil
+	msg := fmt.Sprint(sc.Err())
+	if stderr != nil {
+		cmd.Wait()
+		msg = stderr.String()
+	}
+	t.Fatalf("%s exited before ready: %s", path, msg)
+	return nil, nil, nil
 }
 
 func needTool(t *testing.T, name string) string {

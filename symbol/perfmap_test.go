@@ -393,51 +393,9 @@ type commander struct {
 // startCommander runs name args like startTarget, keeping stdin and stdout.
 func startCommander(t *testing.T, name string, args ...string) *commander {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	c := &commander{
-		target: &target{pid: cmd.Process.Pid, addrs: map[string]uint64{}, cmd: cmd},
-		stdin:  stdin,
-		out:    bufio.NewScanner(stdout),
-	}
-	for c.out.Scan() {
-		line := c.out.Text()
-		if line == "ready" {
-			return c
-		}
-		k, v, _ := strings.Cut(line, " ")
-		a, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
-		if err != nil {
-			t.Fatalf("%s: bad line %q", name, line)
-		}
-		c.addrs[k] = a
-	}
-	cmd.Wait()
-	t.Fatalf("%s exited before ready: %s", name, stderr.String())
-	return nil
+	tg, stdin, out := launch(t, exec.Command(name, args...), &stderr)
+	return &commander{target: tg, stdin: stdin, out: out}
 }
 
 // send gives the target one command and waits for its answer.

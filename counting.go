@@ -1,7 +1,6 @@
 package main
 
 import (
-	"debug/elf"
 	"flag"
 	"fmt"
 	"os"
@@ -218,23 +217,13 @@ func probeCost(binary string) time.Duration {
 	if err != nil {
 		return 0
 	}
-	if isGoBinary(binary) {
+	if symbol.IsGoBinary(binary) {
 		return cheap
 	}
 	if slow, err := hpm.MeasureUprobeCost(500); err == nil && slow > cheap {
 		return slow
 	}
 	return cheap
-}
-
-// isGoBinary reports whether path carries Go's symbol table.
-func isGoBinary(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil
 }
 
 // targetFlags are the flags of the commands that sample a target: what to

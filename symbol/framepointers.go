@@ -2,6 +2,7 @@ package symbol
 
 import (
 	"debug/elf"
+	"path/filepath"
 
 	"github.com/cctop/cctop/symbol/cfi"
 )
@@ -26,8 +27,8 @@ func FramePointers(path string) (bool, string) {
 		return true, "cannot read " + path
 	}
 	defer f.Close()
-	name := baseName(path)
-	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
+	name := filepath.Base(path)
+	if isGo(f) {
 		return true, name + " is Go, which keeps frame pointers"
 	}
 	t, err := cfi.Load(f)
@@ -38,13 +39,4 @@ func FramePointers(path string) (bool, string) {
 		return true, name + " was built with frame pointers"
 	}
 	return false, name + " has no frame pointers"
-}
-
-func baseName(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[i+1:]
-		}
-	}
-	return path
 }

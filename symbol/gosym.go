@@ -166,7 +166,17 @@ func pclntabData(f *elf.File, syms []elf.Symbol, size int64) ([]byte, uint64) {
 
 // isGo reports whether f was built by the Go toolchain.
 func isGo(f *elf.File) bool {
-	return f.Section(".go.buildinfo") != nil || f.Section(".note.go.buildid") != nil
+	return f.Section(".go.buildinfo") != nil || f.Section(".note.go.buildid") != nil || f.Section(".gopclntab") != nil
+}
+
+// IsGoBinary reports whether the executable at path was built by Go.
+func IsGoBinary(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return isGo(f)
 }
 
 // findPclntabHeader returns the offset of the first plausible pclntab

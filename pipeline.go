@@ -139,9 +139,10 @@ func (b *builder) sample(r *sampler.Record) {
 	}
 	nk := len(b.frames)
 	b.copyStop, b.rooted = false, false
-	b.frames = b.userFrames(r, user, b.frames)
 	if len(r.Stack) > 0 && len(r.Regs) > 0 {
 		b.frames = b.unwindUser(r, user, nk)
+	} else {
+		b.frames = b.userFrames(r, user, b.frames)
 	}
 	if len(kernel) == 0 && len(user) == 0 && len(b.frames) == 0 && r.IP != 0 {
 		b.frames = b.res.Lookup(int(r.PID), r.IP, b.frames)

@@ -15,19 +15,23 @@ const fpUnwindFrames = 3
 // the frame it needed lay beyond the copied stack.
 const truncStackCopy = "deeper than the stack copy (raise --stack-size)"
 
-// unwindUser replaces the user frames of b.frames (from nk on, where the
-// frame-pointer chain fp was symbolized) with the stack unwound in user
-// space from the sample's stack copy, continued by fp where the two meet.
-// It keeps the frame-pointer stack only when that one reaches a root and
-// the unwound one does not: CFI is exact where it exists, while a
-// frame-pointer walk skips the caller of every frameless function.
+// unwindUser appends to b.frames (which holds nk kernel frames) the user
+// stack unwound from the sample's stack copy, continued by the kernel's
+// frame-pointer chain fp where the two meet. It takes fp alone only when
+// that reaches a root and the unwound stack does not: CFI is exact where
+// it exists, while a frame-pointer walk skips the caller of every
+// frameless function. fp is symbolized only when it is the answer or the
+// unwound stack falls short, not for every sample of code without frame
+// pointers, where it is garbage.
 func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Frame {
+	pid := int(r.PID)
 	var regs symbol.Regs
 	valid := r.DWARFRegs(regs[:])
-	if nk < len(b.frames) && len(b.entries) > 0 {
+	if len(b.entries) > 0 {
 		// One byte past a probed entry (the trap reports that IP): the
 		// registers are still the entry's.
-		if f := b.frames[nk]; !b.entries[entryKey{f.Module, f.Addr}] && b.entries[entryKey{f.Module, f.Addr - 1}] {
+		b.alt = b.res.Lookup(pid, regs[symbol.RegPC], b.alt[:0])
+		if f := b.alt[0]; !b.entries[entryKey{f.Module, f.Addr}] && b.entries[entryKey{f.Module, f.Addr - 1}] {
 			regs[symbol.RegPC]--
 		}
 	}
@@ -37,34 +41,37 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 		// kernel's chain is right wherever the two meet.
 		limit = fpUnwindFrames
 	}
-	pcs, stop := b.res.UnwindUser(int(r.PID), &regs, valid, r.Stack, limit, b.pcs[:0])
+	pcs, stop := b.res.UnwindUser(pid, &regs, valid, r.Stack, limit, b.pcs[:0])
 	b.pcs = pcs
 	if len(pcs) == 0 {
-		return b.frames
+		return b.userFrames(r, fp, b.frames)
 	}
 	b.merged = mergeStacks(pcs, stop, fp, b.merged[:0])
 	if slices.Equal(b.merged, fp) {
 		// The frame-pointer chain was right (the common case in code
-		// built with frame pointers): its frames are already symbolized.
-		return b.frames
+		// built with frame pointers).
+		return b.userFrames(r, fp, b.frames)
 	}
-	alt := append(b.alt[:0], b.frames[:nk]...)
+	unwound := b.frames
 	for i, pc := range b.merged {
 		if i > 0 {
 			pc--
 		}
-		alt = b.res.Lookup(int(r.PID), pc, alt)
+		unwound = b.res.Lookup(pid, pc, unwound)
 	}
 	rooted := stop == symbol.StopRoot
-	if !rooted && classify(alt, len(b.merged)) != "" && classify(b.frames, len(fp)) == "" {
+	if !rooted && classify(unwound, len(b.merged)) != "" {
+		alt := b.userFrames(r, fp, append(b.alt[:0], unwound[:nk]...))
+		if classify(alt, len(fp)) == "" {
+			b.alt = unwound
+			return alt
+		}
 		b.alt = alt
-		return b.frames
 	}
-	b.alt, b.frames = b.frames, alt
 	b.userDepth = len(b.merged)
 	b.copyStop = b.dwarf && stop == symbol.StopCopy && len(b.merged) == len(pcs)
 	b.rooted = rooted
-	return b.frames
+	return unwound
 }
 
 // mergeStacks is the user stack of a sample: the pcs unwound from its stack

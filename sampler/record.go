@@ -462,7 +462,7 @@ func (d *decoder) sample(c *cursor, r *Record) {
 				d.regs = append(d.regs, c.u64())
 			}
 			r.Regs, r.RegsMask = d.regs, mask
-			if v, ok := r.Reg(fpReg); ok && fpReg >= 0 {
+			if v, ok := r.Reg(fpReg); ok {
 				r.UserFP, r.HasUserFP = v, true
 			}
 		}

@@ -43,6 +43,7 @@ type countingPlan struct {
 	binary  string // the target's executable, where uprobe names resolve
 	entries map[entryKey]bool
 	unwind  unwindPlan
+	limits  limits
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records
@@ -249,5 +250,6 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *countingPlan, 
 		return cfg, nil, err
 	}
 	plan.unwind, err = planUnwind(f.unwind, f.stack, &cfg, plan.binary)
+	plan.limits = f.limits
 	return cfg, plan, err
 }

@@ -19,7 +19,24 @@ type samplingFlags struct {
 	user   bool
 	unwind string
 	stack  int
+	limits limits
 }
+
+// limits bound cctop's memory on a long run (0: no bound).
+type limits struct {
+	nodes int // calling contexts in the tree; the cold ones fold into [other]
+	log   int // samples in the log the call estimates are re-weighted from; the newest stay
+}
+
+// The default bounds: a context takes about 220 bytes (go test -bench
+// NodeMemory ./cct/), so the tree stays near 55 MB, and twice that while
+// the TUI holds a snapshot; the log holds half an hour of one thread at
+// 999 Hz in 48 MB.
+const (
+	defaultMaxNodes = 250_000
+	defaultMaxLog   = 2_000_000
+	minMaxNodes     = 100 // room for a readable top of the tree
+)
 
 func (f *samplingFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.pid, "p", 0, "attach to process `PID`")
@@ -29,6 +46,8 @@ func (f *samplingFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.user, "user", false, "sample user space only")
 	fs.StringVar(&f.unwind, "unwind", unwindAuto, "user stack `MODE`: auto, fp (frame pointers) or dwarf (stack copies unwound with CFI)")
 	fs.IntVar(&f.stack, "stack-size", defaultStackSize, "`BYTES` of user stack copied per sample for --unwind dwarf")
+	fs.IntVar(&f.limits.nodes, "max-nodes", defaultMaxNodes, "keep at most `N` calling contexts; colder ones fold into [other] (0: no limit)")
+	fs.IntVar(&f.limits.log, "max-log", defaultMaxLog, "keep the newest `N` samples for re-weighting call estimates (0: no limit)")
 }
 
 // config checks the flags against each other and the remaining arguments
@@ -51,6 +70,10 @@ func (f *samplingFlags) config(fs *flag.FlagSet) (sampler.Config, error) {
 		return cfg, usageError("-F must be at least 1")
 	case set["c"] && f.period == 0:
 		return cfg, usageError("-c must be at least 1")
+	case f.limits.nodes < 0 || f.limits.nodes > 0 && f.limits.nodes < minMaxNodes:
+		return cfg, usageError("--max-nodes must be 0 (no limit) or at least %d", minMaxNodes)
+	case f.limits.log < 0:
+		return cfg, usageError("--max-log must be 0 (no limit) or more")
 	}
 	ev, err := sampler.ParseEvent(f.event)
 	if err != nil {

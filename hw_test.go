@@ -76,7 +76,7 @@ func TestHardwareCounterPath(t *testing.T) {
 			nodeC := tree.Add([]cct.Frame{{Func: leaf, Addr: 0x10}, {Func: siteC, Addr: 0x20}}, 1, cct.Metrics{})
 			nodeD := tree.Add([]cct.Frame{{Func: leaf, Addr: 0x10}, {Func: siteD, Addr: 0x30}}, 1, cct.Metrics{})
 
-			w := newWeighing(triggerTime, event)
+			w := newWeighing(triggerTime, event, 0)
 			dec := sampler.NewDecoder(sampler.SessionFormat())
 			const period = 1_000_000
 			// Thread 7 on CPU 0: 4 samples in phase C (2000 calls per

@@ -75,6 +75,7 @@ func newLive(target string, sess *sampler.Session, b *builder, plan *countingPla
 	if b.weights != nil && plan.params.Density {
 		l.metric = "calls"
 	}
+	b.onFold = l.refold
 	l.timeCfg = sess.Config()
 	if plan.trigger != triggerTime {
 		// Started on probes: time sampling is cctop's default clock.
@@ -226,6 +227,7 @@ func (l *live) apply(a tui.Action) {
 		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
 			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
 		}
+		nb.onFold = l.refold
 		l.b = nb
 		l.baseline = nil
 		l.send(tui.StatusMsg{Text: "profile reset"})
@@ -400,6 +402,7 @@ func (l *live) publish() {
 		Header: tui.Header{
 			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
+			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
 			Density: l.params.Density, Latency: l.params.Latency,
 			Comparison: comparisons[l.comparison], Overlap: overlap, State: state,
@@ -409,6 +412,21 @@ func (l *live) publish() {
 	l.snap = snap
 	l.mu.Unlock()
 	l.send(tui.SnapshotReadyMsg{})
+}
+
+func (l *live) logDropped() uint64 {
+	if w := l.b.weights; w != nil {
+		return w.log.Dropped()
+	}
+	return 0
+}
+
+// refold moves the aggregator's per-node data onto the tree the builder
+// just folded.
+func (l *live) refold(remap []cct.NodeID) {
+	if l.baseline != nil {
+		l.baseline = cct.Remap(l.baseline, remap, l.b.tree.Len())
+	}
 }
 
 // resized is a copy of per-node weights w for a tree of n nodes: the tree

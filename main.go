@@ -41,6 +41,8 @@ record flags:
                   or uprobe:F1,F2 (functions of the target's executable)
   --alpha A       latency factor of calls_adjusted (default %g)
   --no-density, --no-latency   leave a correction out of the summary's weights
+  --max-nodes N   keep at most N calling contexts (default %d); colder ones fold into [other]
+  --max-log N     keep the newest N samples for re-weighting call estimates (default %d)
 `
 
 // exitError carries an exit code; its message is printed as one line.
@@ -110,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha)
+	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, defaultMaxNodes, defaultMaxLog)
 }
 
 func oneLine(s string) string {

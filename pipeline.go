@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/ianlancetaylor/demangle"
@@ -35,6 +36,14 @@ type builder struct {
 
 	// weights, when set, logs every sample for the call estimates.
 	weights *weighing
+
+	// maxNodes caps the tree (0: no cap): past it the cold contexts fold
+	// into [other]. onFold hears of every fold, for per-node data held
+	// outside the builder.
+	maxNodes int
+	folds    int
+	folded   uint64 // contexts folded away, in all folds
+	onFold   func(remap []cct.NodeID)
 	// entries are the (module path, ELF address) of functions under a
 	// counting uprobe: a clock sample that lands on one of them has its
 	// caller in the stack word, not in the frame-pointer chain.
@@ -168,6 +177,61 @@ func (b *builder) sample(r *sampler.Record) {
 	node := b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
 	if b.weights != nil {
 		b.weights.add(r, node)
+	}
+	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
+		b.fold()
+	}
+}
+
+// bounds says what the memory bounds cost the profile, a line each: cold
+// contexts folded into [other], and samples gone from the log.
+func (b *builder) bounds() []string {
+	var out []string
+	if b.folds > 0 {
+		out = append(out, fmt.Sprintf("tree capped at %d contexts (--max-nodes): %d cold ones folded into %s, %.1f%% of samples",
+			b.maxNodes, b.folded, cct.OtherName, b.otherShare()))
+	}
+	if w := b.weights; w != nil && w.log.Dropped() > 0 {
+		out = append(out, fmt.Sprintf("sample log capped at %d (--max-log): call estimates cover the newest %d of %d samples",
+			w.log.Cap(), w.log.Len(), uint64(w.log.Len())+w.log.Dropped()))
+	}
+	return out
+}
+
+// otherShare is the percentage of samples in [other] nodes.
+func (b *builder) otherShare() float64 {
+	total := b.tree.Total().Samples
+	if total == 0 {
+		return 0
+	}
+	var n int64
+	for id := 1; id < b.tree.Len(); id++ {
+		if nd := b.tree.Node(cct.NodeID(id)); b.tree.Func(nd.Func).Name == cct.OtherName {
+			n += nd.Self.Samples
+		}
+	}
+	return 100 * float64(n) / float64(total)
+}
+
+// fold brings the tree back under its cap. It folds down to three quarters
+// of the cap, so that new contexts have room to show whether they are hot
+// before the next fold, and folds are rare: each costs a pass over the tree
+// and the sample log.
+func (b *builder) fold() {
+	remap, n := b.tree.Fold(b.maxNodes - b.maxNodes/4)
+	if remap == nil {
+		return
+	}
+	b.folds++
+	b.folded += uint64(n)
+	if w := b.weights; w != nil {
+		w.log.Remap(func(n int32) int32 { return int32(remap[n]) })
+		if len(w.exact) > 0 {
+			w.exact = cct.Remap(w.exact, remap, b.tree.Len())
+		}
+	}
+	if b.onFold != nil {
+		b.onFold(remap)
 	}
 }
 

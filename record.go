@@ -119,8 +119,9 @@ func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sa
 func newSessionBuilder(res *symbol.Resolver, plan *countingPlan, sess *sampler.Session) *builder {
 	b := newBuilder(res)
 	b.dwarf = plan.unwind.mode == unwindDWARF
+	b.maxNodes = plan.limits.nodes
 	if plan.hasCalls() {
-		b.weights = newWeighing(plan.trigger, sess.Event)
+		b.weights = newWeighing(plan.trigger, sess.Event, plan.limits.log)
 	}
 	return b
 }
@@ -201,6 +202,12 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 	}
 	if u := plan.unwind; u.mode != "" {
 		m.Comments = append(m.Comments, fmt.Sprintf("unwind=%s stack_copy=%d", u.mode, u.stack))
+	}
+	if b := rec.b; b.folds > 0 {
+		m.Comments = append(m.Comments, fmt.Sprintf("max_nodes=%d folded_contexts=%d", b.maxNodes, b.folded))
+	}
+	if w := rec.b.weights; w != nil && w.log.Dropped() > 0 {
+		m.Comments = append(m.Comments, fmt.Sprintf("max_log=%d calls_window=newest %d of %d samples", w.log.Cap(), w.log.Len(), uint64(w.log.Len())+w.log.Dropped()))
 	}
 	m.Comments = append(m.Comments,
 		fmt.Sprintf("alpha=%g", plan.params.Alpha),
@@ -291,6 +298,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	}
 	if rec.plan != nil && rec.plan.unwind.mode != "" {
 		fmt.Fprintf(w, "cctop: %s\n", rec.plan.unwind)
+	}
+	for _, l := range b.bounds() {
+		fmt.Fprintf(w, "cctop: %s\n", l)
 	}
 	for _, n := range append(sess.Notes(), rec.notes...) {
 		fmt.Fprintf(w, "cctop: note: %s\n", n)

@@ -59,7 +59,8 @@ const (
 	densityKeep   = 120
 )
 
-func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *weighing {
+// newWeighing keeps at most logCap samples in its log (0: all).
+func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool), logCap int) *weighing {
 	return &weighing{
 		trigger:  trigger,
 		event:    event,
@@ -67,7 +68,7 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool)) *w
 		threads:  map[uint32]int32{},
 		hits:     map[int]uint64{},
 		prevHits: map[stream][]uint64{},
-		log:      correct.NewLog(0),
+		log:      correct.NewLog(logCap),
 		timeline: correct.NewTimeline(uint64(densityBucket), densityKeep),
 		lastAt:   map[stream]uint64{},
 	}

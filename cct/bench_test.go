@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"runtime"
 	"testing"
 )
 
@@ -53,5 +54,26 @@ func BenchmarkWriteProfile(b *testing.B) {
 		if err := tr.WriteProfile(io.Discard, meta); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkNodeMemory reports the heap a tree takes per context (B/node), with one
+// thread's self on each leaf: what --max-nodes's default is sized from.
+func BenchmarkNodeMemory(b *testing.B) {
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr := New()
+		stacks := benchStacks(tr, 20000) // about 500k contexts
+		for i, s := range stacks {
+			tr.Add(s, uint32(i%8), Metrics{Samples: 1, Time: 1000})
+		}
+		stacks = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(tr.Len()), "B/node")
+		b.ReportMetric(float64(tr.Len()), "nodes")
+		runtime.KeepAlive(tr)
 	}
 }

@@ -176,15 +176,7 @@ func (t *Tree) addSelf(id NodeID, tid uint32, m Metrics) {
 	for x := id; x != NoNode; x = t.nodes[x].Parent {
 		t.nodes[x].Total.Add(m)
 	}
-	k := threadKey{id, tid}
-	if i, ok := t.threadIndex[k]; ok {
-		t.threads[i].m.Add(m)
-		return
-	}
-	i := int32(len(t.threads))
-	t.threads = append(t.threads, threadSelf{tid: tid, next: t.nodes[id].firstThread, m: m})
-	t.nodes[id].firstThread = i
-	t.threadIndex[k] = i
+	t.addThread(id, tid, m)
 }
 
 // Children returns the children of id in display order: Total.Time, then Total.Samples,

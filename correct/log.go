@@ -91,6 +91,19 @@ func (l *Log) At(i int) Entry {
 	return l.buf[i]
 }
 
+// Remap moves every entry to node to(Node) (entries with no node stay so): the contexts
+// were renumbered, some merged, when a capped tree folded its cold nodes.
+func (l *Log) Remap(to func(node int32) int32) {
+	l.maxNode = -1
+	for i := range l.buf {
+		e := &l.buf[i]
+		if e.Node >= 0 {
+			e.Node = to(e.Node)
+		}
+		l.maxNode = max(l.maxNode, e.Node)
+	}
+}
+
 // Reset empties the log (the profile was reset), keeping its memory and cap.
 func (l *Log) Reset() {
 	l.buf = l.buf[:0]

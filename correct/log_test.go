@@ -175,6 +175,24 @@ func TestLogCap(t *testing.T) {
 	}
 }
 
+// TestLogRemap: after a fold merged nodes 1 and 3 into 1 and renumbered 4 to 2, weights sum
+// on the new ids and the unknown node stays out.
+func TestLogRemap(t *testing.T) {
+	l := NewLog(4)
+	for _, n := range []int32{0, 1, -1, 3, 4, 4} { // the ring drops the first two
+		l.Append(Entry{Node: n, Edge: -1, Calls: 1})
+	}
+	to := map[int32]int32{0: 0, 1: 1, 2: 2, 3: 1, 4: 2}
+	l.Remap(func(n int32) int32 { return to[n] })
+	d, tot := l.Reweight(Params{Density: true}, nil)
+	if len(d) != 3 || d[0] != 0 || d[1] != 1 || d[2] != 2 || tot != 3 {
+		t.Errorf("Reweight after Remap = %v total %g, want [0 1 2] total 3", d, tot)
+	}
+	if l.At(0).Node != -1 {
+		t.Errorf("an entry with no node moved to %d", l.At(0).Node)
+	}
+}
+
 func TestReweightNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	l := NewLog(0)

@@ -72,6 +72,12 @@ func (hb *headerBar) lines() [][]item {
 		counter = "none"
 	}
 	l2 := []item{unwound, {"trigger", h.Trigger, false}, {"counter", counter, false}}
+	if h.Folded > 0 {
+		l2 = append(l2, item{"folded", formatCount(float64(h.Folded)) + " contexts", true})
+	}
+	if h.LogDropped > 0 {
+		l2 = append(l2, item{"log dropped", formatCount(float64(h.LogDropped)), true})
+	}
 	l3 := []item{
 		{"alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64), false},
 		{"density", onOff(h.Density), false},

@@ -619,3 +619,22 @@ func TestControlCharactersInNames(t *testing.T) {
 		t.Errorf("the name is not shown with its control characters replaced:\n%s", ansi.Strip(v))
 	}
 }
+
+// TestHeaderShowsBounds: the header says what the memory bounds cost, and only when they
+// cost something.
+func TestHeaderShowsBounds(t *testing.T) {
+	st := PlainStyles()
+	hb := headerBar{st: &st}
+	hb.SetSize(120, headerLines)
+	hb.set(Header{Unwound: -1, Overlap: -1}, viewInfo{})
+	if v := ansi.Strip(hb.View()); strings.Contains(v, "folded") || strings.Contains(v, "log dropped") {
+		t.Errorf("bounds shown with nothing folded:\n%s", v)
+	}
+	hb.set(Header{Unwound: -1, Overlap: -1, Folded: 12345, LogDropped: 2e6}, viewInfo{})
+	v := ansi.Strip(hb.View())
+	for _, want := range []string{"folded 12.3k contexts", "log dropped 2.00M"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("header lacks %q:\n%s", want, v)
+		}
+	}
+}

@@ -63,15 +63,18 @@ type Header struct {
 	Rate            float64 // achieved samples/s
 	Samples         uint64
 	Lost, Throttled uint64
-	Unwound         float64 // % of samples whose stack reached a root; <0 unknown
-	Counter         string  // counter source line
-	Trigger         string
-	Alpha           float64
-	Density         bool
-	Latency         bool
-	Comparison      string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
-	Overlap         float64 // % overlap of shown vs comparison; <0 none
-	State           string  // "live", "paused", "target exited", "file"
+	// What the memory bounds cost: contexts folded into [other] (--max-nodes), samples
+	// gone from the call estimates' log (--max-log).
+	Folded, LogDropped uint64
+	Unwound            float64 // % of samples whose stack reached a root; <0 unknown
+	Counter            string  // counter source line
+	Trigger            string
+	Alpha              float64
+	Density            bool
+	Latency            bool
+	Comparison         string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
+	Overlap            float64 // % overlap of shown vs comparison; <0 none
+	State              string  // "live", "paused", "target exited", "file"
 }
 
 // Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not

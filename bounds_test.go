@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cctop/cctop/cct"
+)
+
+// TestRecordBounds records the recursive workload with caps far below what it needs: the
+// written tree stays within --max-nodes with the cold contexts in [other], every sample is
+// still there, the hot contexts are intact, and the summary and the profile say what was
+// folded and how much of the log was dropped.
+func TestRecordBounds(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	const maxNodes, maxLog = 100, 300
+	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "b.pb.gz",
+		"--max-nodes", strconv.Itoa(maxNodes), "--max-log", strconv.Itoa(maxLog),
+		"--calls", "uprobe:github.com/cctop/cctop/workload.recursiveBottom",
+		"--", cctopBin, "workload", "recursive", "-loop")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("tree capped at %d contexts (--max-nodes)", maxNodes)) ||
+		!strings.Contains(stderr, fmt.Sprintf("sample log capped at %d (--max-log): call estimates cover the newest %d of", maxLog, maxLog)) {
+		t.Fatalf("summary does not tell about the bounds:\n%s", stderr)
+	}
+	m := regexp.MustCompile(`cctop: (\d+) samples in`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no sample count in:\n%s", stderr)
+	}
+	samples, _ := strconv.ParseInt(m[1], 10, 64)
+
+	p := readProfile(t, filepath.Join(dir, "b.pb.gz"))
+	if got := sumValue(t, p, "samples"); got != samples {
+		t.Errorf("profile holds %d samples, the summary says %d", got, samples)
+	}
+	contexts := map[string]bool{}
+	var inOther, wideLeaves int64
+	col := valueIndex(t, p, "samples")
+	for _, s := range p.Sample {
+		names := stackNames(s)
+		slices.Reverse(names)
+		for i := 1; i <= len(names); i++ {
+			contexts[strings.Join(names[:i], ";")] = true
+		}
+		switch {
+		case names[len(names)-1] == cct.OtherName:
+			inOther += s.Value[col]
+		case strings.Contains(names[len(names)-1], "workload.wideLeaf"):
+			wideLeaves += s.Value[col]
+		}
+		if slices.Contains(names[:len(names)-1], cct.OtherName) {
+			t.Fatalf("[other] has children: %v", names)
+		}
+	}
+	t.Logf("%d samples, %d contexts, %d in [other], %d in wide leaves", samples, len(contexts), inOther, wideLeaves)
+	if len(contexts)+1 > maxNodes {
+		t.Errorf("%d contexts (and the root) written, cap %d", len(contexts), maxNodes)
+	}
+	if inOther == 0 {
+		t.Error("no samples in [other]")
+	}
+	// The leaves of the wide tree are where the workload spends most of its time: they
+	// must not be folded away.
+	if wideLeaves < samples/5 {
+		t.Errorf("only %d of %d samples in wide-tree leaves", wideLeaves, samples)
+	}
+	comments := strings.Join(p.Comments, "\n")
+	for _, want := range []string{fmt.Sprintf("max_nodes=%d folded_contexts=", maxNodes), fmt.Sprintf("max_log=%d calls_window=newest %d of", maxLog, maxLog)} {
+		if !strings.Contains(comments, want) {
+			t.Errorf("comments lack %q:\n%s", want, comments)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+// Command profstat prints what a cctop profile holds: samples, calling
+// contexts (nodes of the tree, the root included), the share of samples in
+// [other] nodes, and the comments about cctop's memory bounds. The soak
+// script reads it to check the tree stayed under --max-nodes.
+//
+// usage: go run ./bench/profstat FILE
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cctop/cctop/cct"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: profstat FILE")
+		os.Exit(2)
+	}
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profstat:", err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	t, meta, err := cct.ReadProfile(f)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "profstat: %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+	var other int64
+	for id := 1; id < t.Len(); id++ {
+		if n := t.Node(cct.NodeID(id)); t.Func(n.Func).Name == cct.OtherName {
+			other += n.Self.Samples
+		}
+	}
+	total := t.Total().Samples
+	fmt.Printf("samples %d contexts %d other %.2f%%", total, t.Len(), 100*float64(other)/float64(max(total, 1)))
+	for _, c := range meta.Comments {
+		if strings.HasPrefix(c, "max_") {
+			fmt.Printf(" %s", c)
+		}
+	}
+	fmt.Println()
+}

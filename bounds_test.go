@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/tui"
 )
 
 // TestRecordBounds records the recursive workload with caps far below what it needs: the
@@ -78,4 +81,64 @@ func TestRecordBounds(t *testing.T) {
 			t.Errorf("comments lack %q:\n%s", want, comments)
 		}
 	}
+}
+
+// TestLiveFoldKeepsBaseline: in the live profile a fold renumbers the tree under a
+// baseline taken before it; the baseline moves with it, whole, onto the folded nodes.
+func TestLiveFoldKeepsBaseline(t *testing.T) {
+	skipIfNoPerf(t)
+	l, stop := startLive(t, "--calls", "none", "--max-nodes", "100")
+	defer stop()
+	waitSnap(t, l, "samples", func(s tui.Snapshot) bool { return s.Header.Samples > 200 })
+	l.Do(tui.Action{Kind: tui.Baseline})
+	s := waitSnap(t, l, "the baseline", func(s tui.Snapshot) bool { return s.Header.Comparison == "baseline" })
+	var want float64
+	before := map[string]float64{}
+	for i, v := range s.Compare {
+		want += v
+		if k := contextKey(s.Tree, cct.NodeID(i)); v > 0 && !strings.HasPrefix(k, cct.OtherName) {
+			before[k] = v // [other] may take more in the next fold
+		}
+	}
+	folded := s.Header.Folded
+	s = waitSnap(t, l, "a fold", func(s tui.Snapshot) bool { return s.Header.Folded > folded })
+	if s.Tree.Len() > 100 || len(s.Self) != s.Tree.Len() {
+		t.Fatalf("tree of %d nodes (cap 100), %d self weights", s.Tree.Len(), len(s.Self))
+	}
+	var got float64
+	for _, v := range s.Compare {
+		got += v
+	}
+	if len(s.Compare) > s.Tree.Len() || got != want {
+		t.Errorf("baseline after the fold: %d weights summing to %g for %d nodes; before it %g", len(s.Compare), got, s.Tree.Len(), want)
+	}
+	// The baseline's five heaviest contexts are hot, so kept as themselves: they have the
+	// baseline's weight on their new ids. (A light one may have been folded and come back,
+	// its weight now in an [other].)
+	heavy := slices.Collect(maps.Keys(before))
+	slices.SortFunc(heavy, func(a, b string) int { return cmp.Compare(before[b], before[a]) })
+	at := map[string]int{}
+	for i := 1; i < s.Tree.Len(); i++ {
+		at[contextKey(s.Tree, cct.NodeID(i))] = i
+	}
+	for _, k := range heavy[:min(5, len(heavy))] {
+		i, ok := at[k]
+		if !ok {
+			t.Errorf("%s (baseline %g) is gone", k, before[k])
+			continue
+		}
+		if now := s.Compare[i]; now != before[k] {
+			t.Errorf("%s: baseline %g before the fold, %g after", k, before[k], now)
+		}
+	}
+}
+
+// contextKey names a node by its path of functions and call sites.
+func contextKey(tr *cct.Tree, id cct.NodeID) string {
+	var b strings.Builder
+	for x := id; x > 0; x = tr.Node(x).Parent {
+		n := tr.Node(x)
+		fmt.Fprintf(&b, "%s@%x;", tr.Func(n.Func).Name, n.CallSite)
+	}
+	return b.String()
 }

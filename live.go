@@ -42,6 +42,7 @@ type live struct {
 	rate       float64
 	seq        uint64
 	exportDir  string
+	start      time.Time // of the profile: the session's, or the last reset's
 	threadSel  uint32 // the thread the TUI's filter shows, 0: none
 	// timeCfg is the time trigger's sampling configuration, to return to
 	// after the calls or exact trigger.
@@ -70,7 +71,7 @@ func newLive(target string, sess *sampler.Session, b *builder, plan *countingPla
 	l := &live{
 		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan),
 		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
-		params: plan.params, metric: "time", comparison: 1,
+		params: plan.params, metric: "time", comparison: 1, start: time.Now(),
 	}
 	if b.weights != nil && plan.params.Density {
 		l.metric = "calls"
@@ -229,6 +230,7 @@ func (l *live) apply(a tui.Action) {
 		}
 		nb.onFold = l.refold
 		l.b = nb
+		l.start = time.Now()
 		l.baseline = nil
 		l.send(tui.StatusMsg{Text: "profile reset"})
 	case tui.RateUp, tui.RateDown:
@@ -244,7 +246,7 @@ func (l *live) apply(a tui.Action) {
 			l.b.weights.apply(l.b.tree, l.params.Alpha)
 		}
 		cfg := l.sess.Config()
-		rec := &recording{sess: l.sess, b: l.b, plan: l.plan, start: time.Now(), elapsed: 0}
+		rec := &recording{sess: l.sess, b: l.b, plan: l.plan, start: l.start, elapsed: time.Since(l.start)}
 		meta := profileMeta(cfg, rec)
 		meta.Comments[0] = "cctop top"
 		if err := writeProfile(path, "pprof", l.b.tree, meta); err != nil {

@@ -43,7 +43,7 @@ type live struct {
 	seq        uint64
 	exportDir  string
 	start      time.Time // of the profile: the session's, or the last reset's
-	threadSel  uint32 // the thread the TUI's filter shows, 0: none
+	threadSel  uint32    // the thread the TUI's filter shows, 0: none
 	// timeCfg is the time trigger's sampling configuration, to return to
 	// after the calls or exact trigger.
 	timeCfg sampler.Config

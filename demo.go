@@ -43,6 +43,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		if plan.unwind, err = planUnwind(unwindAuto, defaultStackSize, &cfg, exe); err != nil {
 			return err
 		}
+		plan.limits = defaultLimits
 		return runTop(cfg, plan, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -38,6 +38,9 @@ const (
 	minMaxNodes     = 100 // room for a readable top of the tree
 )
 
+// defaultLimits are the bounds of a run without flags (the demo's).
+var defaultLimits = limits{nodes: defaultMaxNodes, log: defaultMaxLog}
+
 func (f *samplingFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.pid, "p", 0, "attach to process `PID`")
 	fs.Uint64Var(&f.freq, "F", 999, "sampling frequency in `HZ`")
@@ -46,8 +49,8 @@ func (f *samplingFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.user, "user", false, "sample user space only")
 	fs.StringVar(&f.unwind, "unwind", unwindAuto, "user stack `MODE`: auto, fp (frame pointers) or dwarf (stack copies unwound with CFI)")
 	fs.IntVar(&f.stack, "stack-size", defaultStackSize, "`BYTES` of user stack copied per sample for --unwind dwarf")
-	fs.IntVar(&f.limits.nodes, "max-nodes", defaultMaxNodes, "keep at most `N` calling contexts; colder ones fold into [other] (0: no limit)")
-	fs.IntVar(&f.limits.log, "max-log", defaultMaxLog, "keep the newest `N` samples for re-weighting call estimates (0: no limit)")
+	fs.IntVar(&f.limits.nodes, "max-nodes", defaultLimits.nodes, "keep at most `N` calling contexts; colder ones fold into [other] (0: no limit)")
+	fs.IntVar(&f.limits.log, "max-log", defaultLimits.log, "keep the newest `N` samples for re-weighting call estimates (0: no limit)")
 }
 
 // config checks the flags against each other and the remaining arguments

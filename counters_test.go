@@ -123,18 +123,21 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	args := []string{"workload", "density", "-size", "500", "-calls", "2000", "-rounds", "10"}
 
 	// perf stat on tracefs uprobes at the same offsets.
+	// A group of this process's own: another test run on the machine may
+	// define its probes at the same time.
+	group := fmt.Sprintf("cctoptest%d", os.Getpid())
 	var probes []string
 	for i, f := range funcs {
 		off, err := symbol.FuncOffset(cctopBin, workloadPkg+f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		def := fmt.Sprintf("p:cctoptest/f%d %s:%#x\n", i, cctopBin, off)
+		def := fmt.Sprintf("p:%s/f%d %s:%#x\n", group, i, cctopBin, off)
 		if err := appendFile(events, def); err != nil {
 			t.Skipf("cannot define a tracefs uprobe: %v", err)
 		}
-		probes = append(probes, fmt.Sprintf("cctoptest:f%d", i))
-		defer appendFile(events, fmt.Sprintf("-:cctoptest/f%d\n", i))
+		probes = append(probes, fmt.Sprintf("%s:f%d", group, i))
+		defer appendFile(events, fmt.Sprintf("-:%s/f%d\n", group, i))
 	}
 	out, err := exec.Command("perf", append([]string{"stat", "-x,", "-e", strings.Join(probes, ","), cctopBin}, args...)...).CombinedOutput()
 	if err != nil {
@@ -143,7 +146,7 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	var perfTotal int64
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(line, ",")
-		if len(f) > 2 && strings.HasPrefix(f[2], "cctoptest:") {
+		if len(f) > 2 && strings.HasPrefix(f[2], group+":") {
 			n, err := strconv.ParseInt(f[0], 10, 64)
 			if err != nil {
 				t.Fatalf("perf stat line %q", line)

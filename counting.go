@@ -152,6 +152,9 @@ func targetBinary(cfg sampler.Config) (string, error) {
 	var path string
 	if cfg.PID > 0 {
 		p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.PID))
+		if sampler.IsPermission(err) {
+			return "", sampler.AttachDenied(cfg.PID, err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("%w: %d", sampler.ErrNoProcess, cfg.PID)
 		}

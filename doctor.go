@@ -21,6 +21,7 @@ type check struct {
 	ok     bool
 	detail string
 	fix    string // what to do when !ok; empty when nothing can be done
+	fatal  bool   // !ok means cctop cannot sample at all
 }
 
 func cmdDoctor(args []string, w io.Writer) error {
@@ -28,6 +29,7 @@ func cmdDoctor(args []string, w io.Writer) error {
 		return usageError("doctor takes no arguments")
 	}
 	checks := doctorChecks()
+	sampling := true
 	for _, c := range checks {
 		status := "ok"
 		if !c.ok {
@@ -37,8 +39,11 @@ func cmdDoctor(args []string, w io.Writer) error {
 		if !c.ok && c.fix != "" {
 			fmt.Fprintf(w, "%-20s     fix: %s\n", "", c.fix)
 		}
+		if !c.ok && c.fatal {
+			sampling = false
+		}
 	}
-	if !checks[2].ok {
+	if !sampling {
 		return &exitError{code: 1, msg: "sampling does not work here: see the fix above"}
 	}
 	return nil
@@ -50,33 +55,30 @@ func doctorChecks() []check {
 	unix.Uname(&uts)
 	cs = append(cs, check{name: "kernel", ok: true, detail: unix.ByteSliceToString(uts.Release[:]) + " " + unix.ByteSliceToString(uts.Machine[:])})
 
-	par := readTrim("/proc/sys/kernel/perf_event_paranoid")
-	root := os.Geteuid() == 0
-	who := fmt.Sprintf("uid %d", os.Geteuid())
-	if root {
-		who = "root"
-	}
-	cs = append(cs, check{name: "perf_event_paranoid", ok: true,
-		detail: fmt.Sprintf("%s (%s; %s)", par, paranoidMeaning(par), who)})
-
 	clock, _ := sampler.ParseEvent("cpu-clock")
 	userErr := sampler.ProbeEvent(clock, true)
-	cs = append(cs, check{name: "cpu-clock sampling", ok: userErr == nil,
+	cs = append(cs, paranoidCheck(userErr))
+	cs = append(cs, capsCheck())
+	cs = append(cs, check{name: "cpu-clock sampling", ok: userErr == nil, fatal: true,
 		detail: errDetail(userErr, "user space of own processes"),
-		fix:    "run as root, grant CAP_PERFMON (setcap cap_perfmon+ep cctop), or sysctl kernel.perf_event_paranoid=2"})
+		fix:    sampler.FixPerfEvent()})
 
 	kernErr := sampler.ProbeEvent(clock, false)
 	cs = append(cs, check{name: "kernel frames", ok: kernErr == nil,
 		detail: errDetail(kernErr, "kernel call chains included"),
-		fix:    "run as root, grant CAP_PERFMON, or sysctl kernel.perf_event_paranoid=1 (until then cctop samples user space only)"})
+		fix:    sampler.FixKernelFrames() + " (until then cctop samples user space only)"})
+	if userErr == nil {
+		cs = append(cs, attachCheck(), ringCheck())
+	}
+	cs = append(cs, ptraceCheck())
 
 	cycles, _ := sampler.ParseEvent("cycles")
 	hwErr := sampler.ProbeEvent(cycles, true)
 	hw := check{name: "hardware PMU", ok: hwErr == nil, detail: "cycles and call counters available"}
 	if hwErr != nil {
 		hw.detail = "absent: cycles: " + errText(hwErr) + "; sampling uses cpu-clock, call counts need the uprobe fallback"
-		if errors.Is(hwErr, unix.EACCES) || errors.Is(hwErr, unix.EPERM) {
-			hw.fix = "run as root or grant CAP_PERFMON"
+		if sampler.IsPermission(hwErr) {
+			hw.fix = sampler.FixPerfEvent()
 		} else {
 			hw.fix = "none in software: a VM needs PMU passthrough (e.g. KVM -cpu host with vPMU enabled)"
 		}
@@ -89,8 +91,116 @@ func doctorChecks() []check {
 
 	cs = append(cs, unwindCheck())
 	cs = append(cs, kallsymsCheck())
-	cs = append(cs, ptraceCheck())
 	return cs
+}
+
+// paranoidCheck reads kernel.perf_event_paranoid; userErr is whether this
+// user could open a user-space clock event on itself.
+func paranoidCheck(userErr error) check {
+	par := readTrim("/proc/sys/kernel/perf_event_paranoid")
+	who := fmt.Sprintf("uid %d", os.Geteuid())
+	if sampler.PerfmonCapable() {
+		who += " with CAP_PERFMON: not restricted by it"
+	}
+	c := check{name: "perf_event_paranoid", ok: true, detail: fmt.Sprintf("%s (%s; %s)", par, paranoidMeaning(par), who)}
+	switch {
+	case (par == "3" || par == "4") && userErr == nil && !sampler.PerfmonCapable():
+		c.detail = fmt.Sprintf("%s (Debian and Ubuntu kernels refuse unprivileged users at %s; this kernel treats it as 2; %s)", par, par, who)
+	case userErr != nil && sampler.IsPermission(userErr):
+		c.ok = false
+		c.fix = sampler.FixPerfEvent()
+	}
+	return c
+}
+
+// capsCheck lists the capabilities that lift cctop's limits and whether
+// this process has them (effective set).
+func capsCheck() check {
+	caps := []struct {
+		c         int
+		name, set string
+		without   string
+	}{
+		{unix.CAP_PERFMON, "CAP_PERFMON", "cap_perfmon", "no kernel frames above perf_event_paranoid 1"},
+		{unix.CAP_SYS_ADMIN, "CAP_SYS_ADMIN", "cap_sys_admin", "no uprobes"},
+		{unix.CAP_SYS_PTRACE, "CAP_SYS_PTRACE", "cap_sys_ptrace", "no other users' processes"},
+		{unix.CAP_IPC_LOCK, "CAP_IPC_LOCK", "cap_ipc_lock", "rings within perf_event_mlock_kb and ulimit -l"},
+	}
+	var have, lack, set, without []string
+	for _, c := range caps {
+		if sampler.Capable(c.c) {
+			have = append(have, c.name)
+			continue
+		}
+		lack = append(lack, c.name)
+		if c.c == unix.CAP_PERFMON && sampler.Capable(unix.CAP_SYS_ADMIN) {
+			continue // CAP_SYS_ADMIN does all CAP_PERFMON does
+		}
+		set = append(set, c.set)
+		without = append(without, c.without)
+	}
+	c := check{name: "capabilities", ok: len(without) == 0, detail: fmt.Sprintf("uid %d", os.Geteuid())}
+	if len(have) > 0 {
+		c.detail += " has " + strings.Join(have, ", ")
+	}
+	if len(lack) > 0 {
+		c.detail += "; lacks " + strings.Join(lack, ", ")
+	}
+	if !c.ok {
+		c.detail += ": " + strings.Join(without, ", ")
+		c.fix = "run as root, or " + sampler.Setcap(strings.Join(set, ","))
+	}
+	return c
+}
+
+// attachCheck tries what -p does on a process of another user (pid 1,
+// root's init, when this is not root).
+func attachCheck() check {
+	c := check{name: "attach (-p)", ok: true}
+	const yama = "Yama's ptrace_scope does not restrict -p (perf's check is read-mode ptrace)"
+	err := sampler.ProbeAttach(1)
+	switch {
+	case err == nil && sampler.Capable(unix.CAP_SYS_PTRACE):
+		c.detail = "any process (CAP_SYS_PTRACE); " + yama
+	case err == nil:
+		c.detail = "own processes, and pid 1; " + yama
+	default:
+		c.ok = false
+		c.detail = "own processes only (same uid and gid, not setuid, dumpable): pid 1: " + errText(err) + "; " + yama
+		c.fix = sampler.FixAttach(-1)
+	}
+	return c
+}
+
+// ringCheck maps rings of the size a session starts with, smaller ones
+// when those are refused, the way the sampler steps down.
+func ringCheck() check {
+	c := check{name: "ring buffers", ok: true}
+	allow := sampler.MlockAllowance()
+	kib := func(pages int) int { return (pages + 1) * os.Getpagesize() / 1024 }
+	pages := sampler.DefaultRingPages
+	err := sampler.ProbeRings(pages)
+	for err != nil && sampler.IsPermission(err) && pages > sampler.MinRingPages {
+		pages /= 2
+		err = sampler.ProbeRings(pages)
+	}
+	switch {
+	case err == nil && pages == sampler.DefaultRingPages:
+		c.detail = fmt.Sprintf("%d KiB per CPU fit; allowance: %s", kib(pages), allow)
+	case err == nil:
+		c.ok = false
+		c.detail = fmt.Sprintf("only %d KiB per CPU fit of the %d KiB cctop wants (records are lost sooner); allowance: %s", kib(pages), kib(sampler.DefaultRingPages), allow)
+		c.fix = sampler.FixMlock()
+	case sampler.IsPermission(err):
+		c.ok = false
+		c.fatal = true
+		c.detail = fmt.Sprintf("not even %d KiB per CPU fit: sampling fails; allowance: %s", kib(pages), allow)
+		c.fix = sampler.FixMlock()
+	default:
+		c.ok = false
+		c.detail = "cannot map a ring: " + errText(err)
+	}
+	return c
 }
 
 // callCounterCheck says which call counter density correction will use
@@ -112,7 +222,7 @@ func callCounterCheck(uprobes bool) check {
 		c.detail = "hardware counters absent; fallback in use: " + hpm.Describe(src, cost)
 	default:
 		c.detail = "no hardware call counter and no uprobes: density correction is unavailable (record with --calls none)"
-		c.fix = "run as root or grant CAP_PERFMON for the uprobe fallback"
+		c.fix = sampler.FixUprobes() + " for the uprobe fallback"
 	}
 	return c
 }
@@ -125,7 +235,13 @@ func doctorProbeTarget(x int) int { return x*31 + 7 }
 var doctorSink int
 
 func uprobeCheck() check {
-	c := check{name: "uprobes", fix: "run as root or grant CAP_PERFMON (uprobe events need it); the kernel needs CONFIG_UPROBE_EVENTS"}
+	c := check{name: "uprobes", fix: sampler.FixUprobes() + "; the kernel needs CONFIG_UPROBE_EVENTS"}
+	const without = ": --calls uprobe:F and --trigger calls|exact fail, --calls auto counts nothing (cctop needs no tracefs access)"
+	var perm *sampler.PermissionError
+	if _, err := sampler.UprobeType(); err == nil && errors.As(sampler.UprobesPermitted(), &perm) {
+		c.detail, c.fix = perm.What+without, perm.Fix
+		return c
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		c.detail = "cannot find own executable: " + err.Error()
@@ -141,6 +257,11 @@ func uprobeCheck() check {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ctr, err := sampler.OpenUprobeCounter(exe, off, 0)
+	if sampler.IsPermission(err) {
+		perm = sampler.UprobesDenied(err).(*sampler.PermissionError)
+		c.detail, c.fix = perm.What+without, perm.Fix
+		return c
+	}
 	if err != nil {
 		c.detail = errText(err)
 		return c
@@ -171,7 +292,7 @@ func unwindCheck() check {
 	err := sampler.ProbeStackCopy()
 	if err != nil {
 		c.detail = "frame pointers only (--unwind fp): user stack copies: " + errText(err)
-		c.fix = "code without frame pointers loses frames; run as root or grant CAP_PERFMON"
+		c.fix = "code without frame pointers loses frames; " + sampler.FixUprobes()
 		return c
 	}
 	c.ok = true
@@ -187,15 +308,11 @@ func unwindCheck() check {
 }
 
 func kallsymsCheck() check {
-	c := check{name: "kernel symbols", fix: "run as root, or sysctl kernel.kptr_restrict=0"}
-	b, err := os.ReadFile("/proc/kallsyms")
-	if err != nil {
-		c.detail = "cannot read /proc/kallsyms: " + err.Error()
-		return c
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	if strings.HasPrefix(line, "0000000000000000") {
-		c.detail = "/proc/kallsyms addresses are hidden (kptr_restrict): kernel frames stay unnamed"
+	c := check{name: "kernel symbols", fix: sampler.FixKallsyms()}
+	if n := sampler.KallsymsNote(); n != "" {
+		c.detail = strings.TrimPrefix(n, "kernel frames stay unnamed: ")
+		c.detail, _, _ = strings.Cut(c.detail, "; ")
+		c.detail += ": kernel frames stay unnamed"
 		return c
 	}
 	c.ok = true
@@ -233,7 +350,7 @@ func errText(err error) string {
 		case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV:
 			return "not supported (" + errno.Error() + ")"
 		case unix.EACCES, unix.EPERM:
-			return "permission denied (" + errno.Error() + ")"
+			return "permission denied (" + unix.ErrnoName(errno) + ")"
 		}
 	}
 	return err.Error()
@@ -247,20 +364,29 @@ func readTrim(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// ptraceCheck: launching a command relies on PTRACE_TRACEME, which only
-// Yama's scope 3 forbids.
+// ptraceCheck launches this executable the way cctop launches a command,
+// under PTRACE_TRACEME, which Yama's ptrace_scope 3, a seccomp filter or a
+// tracer following cctop's children refuse.
 func ptraceCheck() check {
 	c := check{name: "launch (ptrace)", ok: true}
 	scope := readTrim("/proc/sys/kernel/yama/ptrace_scope")
-	switch scope {
-	case "unknown":
-		c.detail = "no Yama LSM: launched commands start with sampling enabled"
-	case "3":
-		c.ok = false
-		c.detail = "kernel.yama.ptrace_scope=3 forbids PTRACE_TRACEME: start the command yourself and use -p PID"
-		c.fix = "sysctl kernel.yama.ptrace_scope=1 (3 can only be lowered by a reboot)"
-	default:
-		c.detail = "kernel.yama.ptrace_scope=" + scope + ": launched commands start with sampling enabled"
+	yama := "kernel.yama.ptrace_scope=" + scope
+	if scope == "unknown" {
+		yama = "no Yama LSM"
 	}
+	exe, err := os.Executable()
+	if err == nil {
+		err = sampler.ProbeLaunch(exe, releaseCmd)
+	}
+	if err != nil {
+		c.ok = false
+		c.detail = errText(err) + "; " + yama
+		var perm *sampler.PermissionError
+		if errors.As(err, &perm) {
+			c.detail, c.fix = perm.What+"; "+yama, perm.Fix
+		}
+		return c
+	}
+	c.detail = yama + ": PTRACE_TRACEME works, launched commands are sampled from their first instruction"
 	return c
 }

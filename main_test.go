@@ -151,4 +151,15 @@ func TestDoctor(t *testing.T) {
 	}
 	line("perf_event_paranoid")
 	line("kernel")
+	// The permission checks: each has its line; as root they all pass
+	// (launching as long as no tracer or seccomp filter is in the way).
+	for _, name := range []string{"capabilities", "attach (-p)", "ring buffers", "launch (ptrace)", "kernel frames", "kernel symbols"} {
+		l := line(name)
+		if os.Geteuid() == 0 && sampling && name != "launch (ptrace)" && name != "kernel symbols" && !strings.Contains(l, " ok ") {
+			t.Errorf("as root: %q", l)
+		}
+	}
+	if strings.Contains(out, "goroutine ") {
+		t.Errorf("stack trace:\n%s", out)
+	}
 }

@@ -106,7 +106,9 @@ func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sa
 		return nil, nil, err
 	}
 	res := symbol.NewResolver()
-	if err := res.LoadProc(sess.PID()); err != nil {
+	if err := res.LoadProc(sess.PID()); sampler.IsPermission(err) {
+		fmt.Fprintf(stderr, "cctop: %s\n", sampler.MapsDenied(sess.PID()))
+	} else if err != nil {
 		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
 	}
 	b := newSessionBuilder(res, plan, sess)

@@ -341,7 +341,7 @@ func errnoWords(err error) string {
 	case syscall.ENOENT, syscall.EOPNOTSUPP, syscall.ENODEV:
 		return "not supported"
 	case syscall.EACCES, syscall.EPERM:
-		return "not permitted (see /proc/sys/kernel/perf_event_paranoid)"
+		return "not permitted (" + sampler.FixPerfEvent() + ")"
 	case syscall.EBUSY:
 		return "busy (counters held by someone else)"
 	case syscall.EINVAL:

@@ -96,8 +96,10 @@ type Source struct {
 // uprobeAvailable reports whether the uprobe PMU exists; a variable so
 // tests can take it away.
 var uprobeAvailable = func() error {
-	_, err := sampler.UprobeType()
-	return err
+	if _, err := sampler.UprobeType(); err != nil {
+		return err
+	}
+	return sampler.UprobesPermitted()
 }
 
 // Choose turns --calls into a Source. hwAvailable is ProbeHW's answer for
@@ -141,11 +143,12 @@ func Choose(m Mode, cpu CPU, hwAvailable error) (Source, error) {
 			missing = shortHW(hwAvailable)
 		}
 		if err := uprobeAvailable(); err != nil {
-			return Source{
-				Kind:      "none",
-				Reason:    fmt.Sprintf("density correction off: %s, and no uprobes either (%v)", hwWords(hwAvailable), err),
-				HWMissing: missing,
-			}, nil
+			reason := fmt.Sprintf("density correction off: %s, and no uprobes either (%v)", hwWords(hwAvailable), err)
+			var perm *sampler.PermissionError
+			if errors.As(err, &perm) {
+				reason = fmt.Sprintf("density correction off: %s, and %s: %s", missing, perm.What, perm.Fix)
+			}
+			return Source{Kind: "none", Reason: reason, HWMissing: missing}, nil
 		}
 		return Source{
 			Kind: "uprobe",

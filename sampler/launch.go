@@ -42,7 +42,7 @@ func (s *Session) launch() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", s.cfg.Argv[0], err)
+		return launchErr(s.cfg.Argv[0], err)
 	}
 	pid := cmd.Process.Pid
 	var ws unix.WaitStatus
@@ -96,4 +96,28 @@ func (s *Session) ExitCode() (int, string) {
 		return -1, ws.Signal().String()
 	}
 	return st.ExitCode(), ""
+}
+
+// ProbeLaunch starts path with args under PTRACE_TRACEME, as launching a
+// command does, releases it and waits for it to end: nil means cctop can
+// launch commands here. A refusal comes back explained.
+func ProbeLaunch(path string, args ...string) error {
+	cmd := exec.Command(path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return launchErr(path, err)
+	}
+	pid := cmd.Process.Pid
+	var ws unix.WaitStatus
+	_, err := unix.Wait4(pid, &ws, 0, nil)
+	if err == nil && ws.Stopped() {
+		err = unix.PtraceDetach(pid)
+	}
+	if err != nil {
+		cmd.Process.Kill()
+	}
+	cmd.Wait()
+	return err
 }

@@ -99,3 +99,68 @@ func (c *Counter) Read() (uint64, error) {
 
 // Close releases the counter and its uprobe.
 func (c *Counter) Close() error { return unix.Close(c.fd) }
+
+// ProbeAttach opens a user-space clock event on process pid and closes it:
+// nil means -p pid would work. A refusal comes back explained (AttachDenied).
+func ProbeAttach(pid int) error {
+	a := unix.PerfEventAttr{
+		Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK, Size: uint32(unsafeSizeofAttr),
+		Sample: 1000, Sample_type: sampleIP,
+		Bits: unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeHv | unix.PerfBitExcludeKernel,
+	}
+	fd, err := unix.PerfEventOpen(&a, pid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		if IsPermission(err) {
+			return AttachDenied(pid, err)
+		}
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// ProbeRings maps one ring of pages data pages per online CPU, as a
+// session does, and releases them: nil means rings of that size fit this
+// user's locked-memory allowance now (other sessions of the same user
+// share it). A refusal comes back explained.
+func ProbeRings(pages int) error {
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return err
+	}
+	var fds []int
+	var rings []*ring
+	defer func() {
+		for _, r := range rings {
+			r.close()
+		}
+		closeAll(fds)
+	}()
+	for _, cpu := range cpus {
+		a := unix.PerfEventAttr{
+			Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK, Size: uint32(unsafeSizeofAttr),
+			Sample: 1000, Sample_type: sampleIP,
+			Bits: unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitExcludeHv | unix.PerfBitExcludeKernel,
+		}
+		fd, err := unix.PerfEventOpen(&a, 0, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		fds = append(fds, fd)
+		r, err := mmapRing(fd, pages)
+		if err != nil {
+			if errors.Is(err, unix.EPERM) {
+				return ringDenied(pages, err)
+			}
+			return err
+		}
+		rings = append(rings, r)
+	}
+	return nil
+}
+
+// DefaultRingPages and MinRingPages are the ring sizes a session starts
+// with and falls back to (data pages per CPU).
+const (
+	DefaultRingPages = 64
+	MinRingPages     = minRingPages
+)

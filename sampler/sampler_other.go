@@ -42,3 +42,6 @@ type EventRef struct{ Group, Member int }
 
 func (*Counter) Read() (uint64, error) { return 0, errNotLinux }
 func (*Counter) Close() error          { return nil }
+
+func FixPerfEvent() string    { return errNotLinux.Error() }
+func UprobesPermitted() error { return errNotLinux }

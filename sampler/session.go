@@ -70,7 +70,7 @@ func Open(cfg Config) (*Session, error) {
 		cfg.Freq = 999
 	}
 	if cfg.RingPages == 0 {
-		cfg.RingPages = 64
+		cfg.RingPages = DefaultRingPages
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 100 * time.Millisecond
@@ -104,6 +104,11 @@ func Open(cfg Config) (*Session, error) {
 	if err != nil {
 		s.Close()
 		return nil, err
+	}
+	if !s.excludeK {
+		if n := KallsymsNote(); n != "" {
+			s.note(n)
+		}
 	}
 	return s, nil
 }
@@ -385,16 +390,24 @@ func (s *Session) openThread(tid int) error {
 				continue
 			}
 			r, err := mmapRing(fd, s.cfg.RingPages)
+			shrunk := false
 			for errors.Is(err, unix.EPERM) && s.cfg.RingPages > minRingPages {
-				// Over kernel.perf_event_mlock_kb (516 KiB for a user
-				// without CAP_IPC_LOCK): smaller rings lose records sooner,
-				// no rings lose everything.
+				// Over the locked-memory allowance (kernel.perf_event_mlock_kb,
+				// then RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK):
+				// smaller rings lose records sooner, no rings lose everything.
 				s.cfg.RingPages /= 2
-				s.note(fmt.Sprintf("rings limited to %d KiB per CPU by kernel.perf_event_mlock_kb (raise it, or run as root, to lose fewer records)", s.cfg.RingPages*os.Getpagesize()/1024))
+				shrunk = true
 				r, err = mmapRing(fd, s.cfg.RingPages)
+			}
+			if errors.Is(err, unix.EPERM) {
+				return fail(ringDenied(s.cfg.RingPages, err))
 			}
 			if err != nil {
 				return fail(err)
+			}
+			if shrunk {
+				s.notes = slices.DeleteFunc(s.notes, func(n string) bool { return strings.HasPrefix(n, ringNotePrefix) })
+				s.note(ringNote(s.cfg.RingPages))
 			}
 			if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 				r.close()
@@ -452,12 +465,19 @@ func closeAll(fds []int) {
 // openErr turns a perf_event_open failure into one line that names the fix.
 func (s *Session) openErr(err error, tid int) error {
 	var errno unix.Errno
-	if !errors.As(err, &errno) {
+	var perm *PermissionError
+	if errors.As(err, &perm) || !errors.As(err, &errno) {
 		return err
 	}
 	switch errno {
 	case unix.EACCES, unix.EPERM:
-		return fmt.Errorf("perf_event_open: permission denied (kernel.perf_event_paranoid=%s): run as root, grant CAP_PERFMON, or `sysctl kernel.perf_event_paranoid=2` and profile your own processes", paranoid())
+		switch {
+		case s.cfg.PID > 0 && othersProcess(s.cfg.PID):
+			return AttachDenied(s.cfg.PID, errno)
+		case slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) && !Capable(unix.CAP_SYS_ADMIN):
+			return UprobesDenied(errno)
+		}
+		return perfDenied(errno)
 	case unix.ESRCH:
 		return &noProcessError{tid}
 	case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV:
@@ -520,13 +540,18 @@ func (s *Session) openWithFallbacks(tid int) error {
 	if err == nil {
 		return nil
 	}
-	if (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) && !s.excludeK {
+	var perm *PermissionError
+	if IsPermission(err) && !errors.As(err, &perm) && !s.excludeK {
 		s.excludeK = true
 		s.buildAttrs()
-		if err2 := s.openThread(tid); err2 == nil {
-			s.note(fmt.Sprintf("kernel frames excluded: perf_event_paranoid=%s allows user space only (root or CAP_PERFMON would add them)", paranoid()))
+		err2 := s.openThread(tid)
+		if err2 == nil {
+			s.note(fmt.Sprintf("kernel frames excluded: perf_event_paranoid=%s allows user space only; to add them: %s", paranoid(), FixKernelFrames()))
 			return nil
 		}
+		// User space alone fails too: say why that fails (a full ring
+		// allowance, say), not why kernel frames were refused.
+		err = err2
 	}
 	if errors.Is(err, unix.EINVAL) && !s.cfg.Follow {
 		s.cfg.Follow = true

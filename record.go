@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cctop/cctop/cct"
@@ -41,8 +40,9 @@ func cmdRecord(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	// Ctrl-C and SIGTERM end the recording; the profile is still written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, SIGTERM and SIGHUP end the recording; the profile is still
+	// written.
+	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()
 	if dur.d > 0 {
 		var cancel context.CancelFunc

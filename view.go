@@ -37,11 +37,10 @@ func cmdView(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = tea.NewProgram(tui.New(src, tui.Options{})).Run()
-	if err != nil && err != tea.ErrProgramKilled {
-		return fmt.Errorf("terminal: %v", err)
-	}
-	return nil
+	prog := newTUI(tui.New(src, tui.Options{}))
+	defer quitOnSignals(prog)()
+	_, err = prog.Run()
+	return tuiError(err)
 }
 
 // readTree reads a pprof file into a tree, with a one-line error.

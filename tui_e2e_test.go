@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
+	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -157,31 +162,84 @@ func TestViewInTmux(t *testing.T) {
 	s.waitFor(`CCTOP-EXITED 0`, 5*time.Second)
 }
 
-// TestViewBadFiles: a missing, empty, corrupt or non-pprof file gets a
-// one-line error and exit status 1.
+// TestViewBadFiles: a missing, empty, truncated, corrupt or non-pprof file,
+// as the profile or as --base, gets a one-line error and exit status 1.
 func TestViewBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty.pb.gz")
-	os.WriteFile(empty, nil, 0o644)
-	garbage := filepath.Join(dir, "garbage.pb.gz")
-	os.WriteFile(garbage, []byte("this is not a profile\n"), 0o644)
-	truncated := filepath.Join(dir, "truncated.pb.gz")
-	b, _ := os.ReadFile("cct/testdata/runtime.pb.gz")
-	os.WriteFile(truncated, b[:len(b)/2], 0o644)
-	for _, c := range []struct{ file, want string }{
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good, _ := filepath.Abs("cct/testdata/runtime.pb.gz")
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := gunzip(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := slices.Clone(b)
+	for i := 20; i < len(corrupt); i += 7 {
+		corrupt[i] ^= 0x5a
+	}
+	// A field (profile.proto's sample_type) that declares 2^62 bytes.
+	huge := append([]byte{0x0a}, binary.AppendUvarint(nil, 1<<62)...)
+	huge = append(huge, 0x08, 0x01)
+	sub := filepath.Join(dir, "adir")
+	os.Mkdir(sub, 0o755)
+	cases := []struct{ file, want string }{
 		{filepath.Join(dir, "missing.pb.gz"), "no such file"},
-		{empty, "not a pprof profile"},
-		{garbage, "not a pprof profile"},
-		{truncated, "pprof"},
-	} {
-		_, stderr, code := runCctop(t, dir, "view", c.file)
-		if code != 1 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-			t.Errorf("view %s: exit %d, stderr %q; want exit 1 and one line with %q", filepath.Base(c.file), code, stderr, c.want)
+		{write("empty.pb.gz", nil), "not a pprof profile"},
+		{write("garbage.pb.gz", []byte("this is not a profile\n")), "not a pprof profile"},
+		{write("truncated.pb.gz", b[:len(b)/2]), "pprof"},
+		{write("truncated-gz-header.pb.gz", b[:5]), "pprof"},
+		{write("corrupt.pb.gz", corrupt), "pprof"},
+		{write("truncated-proto.pb.gz", gzipBytes(raw[:len(raw)/2])), "pprof"},
+		{write("truncated-proto.pb", raw[:len(raw)/2]), "pprof"},
+		{write("huge.pb", huge), "pprof"},
+		{write("huge.pb.gz", gzipBytes(huge)), "pprof"},
+		{write("text.txt", []byte("main;f 1\nmain;g 2\n")), "pprof"},
+		{sub, "is a directory"},
+	}
+	for _, c := range cases {
+		for _, args := range [][]string{{"view", c.file}, {"view", good, "--base", c.file}} {
+			_, stderr, code := runCctop(t, dir, args...)
+			one := strings.TrimSuffix(stderr, "\n")
+			if code != 1 || !strings.HasPrefix(one, "cctop: ") || !strings.Contains(one, c.want) || !strings.Contains(one, c.file) || strings.Contains(one, "\n") ||
+				strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+				t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line with %q", strings.Join(args, " "), code, stderr, c.want)
+			}
 		}
 	}
 	if _, stderr, code := runCctop(t, dir, "view"); code != 2 || !strings.Contains(stderr, "one profile file") {
 		t.Errorf("view without a file: exit %d %q", code, stderr)
 	}
+	if _, stderr, code := runCctop(t, dir, "view", good, good); code != 2 || !strings.Contains(stderr, "one profile file") {
+		t.Errorf("view of two files: exit %d %q", code, stderr)
+	}
+	if _, stderr, code := runCctop(t, dir, "view", good, "--base"); code != 2 || !strings.HasPrefix(stderr, "cctop: flag needs an argument: -base\n") {
+		t.Errorf("view --base without a file: exit %d %q", code, stderr)
+	}
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
 }
 
 // TestDemoHeadless: without a terminal the demo prints the tree.

@@ -50,6 +50,9 @@ func readTree(path string) (*cct.Tree, cct.Meta, error) {
 		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: is a directory", path)
+	}
 	t, m, err := cct.ReadProfile(f)
 	if err != nil {
 		return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)

@@ -3,8 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -68,8 +68,8 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*count
 	default:
 		return nil, usageError("unknown --trigger %q (time, calls or exact)", cf.trigger)
 	}
-	if cf.alpha < 0 {
-		return nil, usageError("--alpha must be >= 0")
+	if !validAlpha(cf.alpha) {
+		return nil, usageError("--alpha must be >= 0 and finite, got %g", cf.alpha)
 	}
 	mode, err := hpm.ParseMode(cf.calls)
 	if err != nil {
@@ -160,9 +160,9 @@ func targetBinary(cfg sampler.Config) (string, error) {
 		}
 		path = strings.TrimSuffix(p, " (deleted)")
 	} else {
-		p, err := exec.LookPath(cfg.Argv[0])
+		p, err := sampler.LookPath(cfg.Argv[0])
 		if err != nil {
-			return "", fmt.Errorf("command not found: %s", cfg.Argv[0])
+			return "", err
 		}
 		path = p
 	}
@@ -255,4 +255,9 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *countingPlan, 
 	plan.unwind, err = planUnwind(f.unwind, f.stack, &cfg, plan.binary)
 	plan.limits = f.limits
 	return cfg, plan, err
+}
+
+// validAlpha says whether a is a latency factor: finite and not negative.
+func validAlpha(a float64) bool {
+	return a >= 0 && !math.IsInf(a, 1)
 }

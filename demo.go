@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -46,7 +45,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		plan.limits = defaultLimits
 		return runTop(cfg, plan, stderr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()
 	cfg := sampler.Config{
 		Argv:     []string{exe, "workload", "density", "-duration", "3s"},

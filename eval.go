@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/cctop/cctop/cct"
@@ -78,12 +77,15 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError("eval takes no arguments besides its flags")
 	}
+	if !validAlpha(*alpha) {
+		return usageError("--default-alpha must be >= 0 and finite, got %g", *alpha)
+	}
 	sweep := defaultSweep
 	if *alphas != "" {
 		sweep = nil
 		for _, f := range strings.Split(*alphas, ",") {
 			a, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil || a < 0 {
+			if err != nil || !validAlpha(a) {
 				return usageError("bad --alpha list %q", *alphas)
 			}
 			sweep = append(sweep, a)
@@ -107,7 +109,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot find own executable: %v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()
 
 	var results []evalResult

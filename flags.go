@@ -61,10 +61,10 @@ func (f *samplingFlags) config(fs *flag.FlagSet) (sampler.Config, error) {
 	argv := fs.Args()
 	var cfg sampler.Config
 	switch {
+	case set["p"] && f.pid <= 0:
+		return cfg, usageError("bad PID %d", f.pid)
 	case f.pid != 0 && len(argv) > 0:
 		return cfg, usageError("give either -p PID or a command after --, not both")
-	case f.pid < 0:
-		return cfg, usageError("bad PID %d", f.pid)
 	case f.pid == 0 && len(argv) == 0:
 		return cfg, usageError("nothing to sample: give -p PID or -- CMD [ARGS...]")
 	case set["F"] && set["c"]:

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cctop/cctop/sampler"
 )
@@ -17,6 +20,11 @@ import (
 var cctopBin string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == releaseCmd {
+		// A helper process running cctop's top (see runHelper) hands its
+		// probe events to its own executable, this test binary, to close.
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "cctop-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -57,8 +65,23 @@ func skipIfNoPerf(t *testing.T) {
 	}
 }
 
+// TestCLIErrors runs the binary on bad arguments: each gets a non-zero
+// exit and one line of error starting "cctop: ", never a panic or a stack
+// trace. A usage error (exit 2) prints the usage after its line.
 func TestCLIErrors(t *testing.T) {
 	dir := t.TempDir()
+	notExec := filepath.Join(dir, "notexec")
+	os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644)
+	aFile := filepath.Join(dir, "afile")
+	os.WriteFile(aFile, nil, 0o644)
+	os.Symlink("/dev/null", filepath.Join(dir, "devlink"))
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	waitZombie(t, zombie.Process.Pid)
+	zpid := fmt.Sprint(zombie.Process.Pid)
 	cases := []struct {
 		args []string
 		code int
@@ -68,34 +91,90 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"record", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"record"}, 2, "nothing to sample"},
+		{[]string{"record", "--"}, 2, "nothing to sample"},
 		{[]string{"record", "-p", "1", "--", "true"}, 2, "not both"},
+		{[]string{"record", "-p", "0"}, 2, "bad PID 0"},
+		{[]string{"record", "-p", "-1"}, 2, "bad PID -1"},
+		{[]string{"record", "-p", "abc"}, 2, `invalid value "abc" for flag -p`},
+		{[]string{"record", "-p", "999999999"}, 1, "no such process: 999999999"},
+		{[]string{"record", "-p", zpid}, 1, "no such process: " + zpid},
+		{[]string{"top", "-p", "0"}, 2, "bad PID 0"},
+		{[]string{"top", "-p", "999999999"}, 1, "no such process: 999999999"},
 		{[]string{"record", "-F", "99", "-c", "1000", "--", "true"}, 2, "exclusive"},
+		{[]string{"record", "-F", "0", "--", "true"}, 2, "-F must be at least 1"},
+		{[]string{"record", "-F", "fast", "--", "true"}, 2, `invalid value "fast" for flag -F`},
+		{[]string{"record", "-F", "-5", "--", "true"}, 2, `invalid value "-5" for flag -F`},
+		{[]string{"record", "-c", "0", "--", "true"}, 2, "-c must be at least 1"},
+		{[]string{"record", "-c", "x", "--", "true"}, 2, `invalid value "x" for flag -c`},
 		{[]string{"record", "-e", "nosuch", "--", "true"}, 2, `unknown event "nosuch"`},
 		{[]string{"record", "-d", "soon", "--", "true"}, 2, "bad duration"},
+		{[]string{"record", "-d", "0", "--", "true"}, 2, "duration must be positive"},
+		{[]string{"record", "-d", "-1s", "--", "true"}, 2, "duration must be positive"},
 		{[]string{"record", "--format", "svg", "--", "true"}, 2, "unknown --format"},
-		{[]string{"record", "-p", "999999999"}, 1, "no such process: 999999999"},
+		{[]string{"record", "--unwind", "sideways", "--", "true"}, 2, `unknown --unwind "sideways"`},
+		{[]string{"record", "--unwind", "dwarf", "--stack-size", "0", "--", "true"}, 2, "--stack-size must be between"},
+		{[]string{"record", "--stack-size", "100000000", "--", "true"}, 2, "--stack-size must be between"},
+		{[]string{"record", "--stack-size", "big", "--", "true"}, 2, `invalid value "big" for flag -stack-size`},
 		{[]string{"record", "--", "/nonexistent/prog"}, 1, "command not found: /nonexistent/prog"},
-		{[]string{"record", "-o", "/nonexistent-dir/x.pb.gz", "--", "true"}, 1, "cannot write /nonexistent-dir/x.pb.gz"},
+		{[]string{"record", "--", "cctop-no-such-command"}, 1, "command not found: cctop-no-such-command"},
+		{[]string{"record", "--", notExec}, 1, "cannot run " + notExec + ": permission denied"},
+		{[]string{"record", "--", dir}, 1, "cannot run " + dir + ": is a directory"},
+		{[]string{"top", "--", "/nonexistent/prog"}, 1, "command not found: /nonexistent/prog"},
+		{[]string{"record", "-o", "/nonexistent-dir/x.pb.gz", "--", "true"}, 1, "cannot write /nonexistent-dir/x.pb.gz: no such file or directory"},
+		{[]string{"record", "-o", "/proc/x.pb.gz", "--", "true"}, 1, "cannot write /proc/x.pb.gz: "},
+		{[]string{"record", "-o", aFile + "/x.pb.gz", "--", "true"}, 1, "cannot write " + aFile + "/x.pb.gz: not a directory"},
+		{[]string{"record", "-o", dir, "--", "true"}, 1, "cannot write " + dir + ": is a directory"},
+		{[]string{"record", "-o", "/dev/null", "--", "true"}, 1, "cannot write /dev/null: not a regular file"},
+		{[]string{"record", "-o", filepath.Join(dir, "devlink"), "--", "true"}, 1, "not a regular file"},
+		{[]string{"record", "-o", "", "--", "true"}, 2, "-o needs a file name"},
 		{[]string{"workload", "nosuch"}, 2, "nosuch"},
+		{[]string{"workload"}, 2, "workload needs a name"},
 		{[]string{"doctor", "extra"}, 2, "doctor takes no arguments"},
+		{[]string{"demo", "extra"}, 2, "demo takes no arguments"},
 		{[]string{"record", "--trigger", "bogus", "--", "true"}, 2, `unknown --trigger "bogus"`},
+		{[]string{"record", "--trigger", "calls", "--", "true"}, 2, "--trigger calls needs the functions to probe"},
 		{[]string{"record", "--trigger", "exact", "--calls", "none", "--", "true"}, 2, "--trigger exact needs the functions to probe"},
 		{[]string{"record", "--calls", "uprobe:", "--", "true"}, 2, "no functions given"},
+		{[]string{"record", "--calls", "uprobe:,", "--", "true"}, 2, "is empty"},
 		{[]string{"record", "--calls", "sometimes", "--", "true"}, 2, "--calls"},
+		{[]string{"record", "--calls", "uprobe:NoSuchFunction", "--", "true"}, 1, "NoSuchFunction"},
 		{[]string{"record", "--alpha", "-1", "--", "true"}, 2, "--alpha must be >= 0"},
+		{[]string{"record", "--alpha", "NaN", "--", "true"}, 2, "--alpha must be >= 0 and finite"},
+		{[]string{"record", "--alpha", "Inf", "--", "true"}, 2, "--alpha must be >= 0 and finite"},
+		{[]string{"record", "--alpha", "x", "--", "true"}, 2, `invalid value "x" for flag -alpha`},
 		{[]string{"eval", "--workload", "nope"}, 2, `unknown --workload "nope"`},
+		{[]string{"eval", "--alpha", "1,NaN"}, 2, "bad --alpha list"},
+		{[]string{"eval", "--default-alpha", "-1"}, 2, "--default-alpha must be >= 0"},
+		{[]string{"eval", "extra"}, 2, "eval takes no arguments"},
+		{[]string{"eval", "--json", "/nonexistent-dir/e.json"}, 1, "cannot write /nonexistent-dir/e.json: no such file or directory"},
 	}
+	var usage strings.Builder
+	printUsage(&usage)
 	for _, c := range cases {
 		_, stderr, code := runCctop(t, dir, c.args...)
-		if code != c.code || !strings.Contains(stderr, c.want) {
-			t.Errorf("cctop %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.want)
+		checkCLIError(t, strings.Join(c.args, " "), code, stderr, c.code, c.want, usage.String())
+	}
+	if os.Geteuid() == 0 {
+		// Root writes anywhere it likes: nobody cannot write into a
+		// directory of root's.
+		ro, err := os.MkdirTemp("", "cctop-ro-")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
-			t.Errorf("cctop %s: stack trace on bad input:\n%s", strings.Join(c.args, " "), stderr)
+		defer os.RemoveAll(ro)
+		os.Chmod(ro, 0o755)
+		os.Chmod(filepath.Dir(cctopBin), 0o755)
+		cmd := exec.Command(cctopBin, "record", "-o", filepath.Join(ro, "x.pb.gz"), "--", "true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err = cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("record as nobody into a directory of root's: %v", err)
 		}
-		if c.code == 1 && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-			t.Errorf("cctop %s: error is not one line:\n%s", strings.Join(c.args, " "), stderr)
-		}
+		checkCLIError(t, "record -o (read-only directory)", ee.ExitCode(), stderr.String(), 1,
+			"cannot write "+filepath.Join(ro, "x.pb.gz")+": permission denied", usage.String())
 	}
 	cycles, _ := sampler.ParseEvent("cycles")
 	if sampler.ProbeEvent(cycles, true) != nil {
@@ -111,6 +190,50 @@ func TestCLIErrors(t *testing.T) {
 	if _, _, code := runCctop(t, dir, "help"); code != 0 {
 		t.Errorf("help exits %d", code)
 	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".cctop-*")); len(m) > 0 {
+		t.Errorf("temporary files left: %v", m)
+	}
+}
+
+// checkCLIError checks what cctop printed on an error: exit status code,
+// a first line "cctop: ..." holding want, and after it nothing, or for a
+// usage error (exit 2) the usage; never a panic or a stack trace. With no
+// arguments at all cctop prints only the usage.
+func checkCLIError(t *testing.T, what string, code int, stderr string, wantCode int, want, usage string) {
+	t.Helper()
+	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+		t.Errorf("cctop %s: stack trace on bad input:\n%s", what, stderr)
+		return
+	}
+	first, rest, _ := strings.Cut(stderr, "\n")
+	if code != wantCode || !strings.Contains(stderr, want) {
+		t.Errorf("cctop %s: exit %d, stderr %q; want exit %d and %q", what, code, stderr, wantCode, want)
+		return
+	}
+	if stderr == usage {
+		return
+	}
+	if !strings.HasPrefix(first, "cctop: ") || !strings.Contains(first, want) {
+		t.Errorf("cctop %s: the first line is not the error: %q", what, first)
+	}
+	switch {
+	case code == 2 && rest != usage:
+		t.Errorf("cctop %s: the usage does not follow the error:\n%s", what, stderr)
+	case code != 2 && rest != "":
+		t.Errorf("cctop %s: error is not one line:\n%s", what, stderr)
+	}
+}
+
+// waitZombie waits for pid, a child not waited for, to be a zombie.
+func waitZombie(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			return
+		}
+	}
+	t.Fatalf("process %d did not become a zombie", pid)
 }
 
 func TestDoctor(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -11,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cctop/cctop/cct"
@@ -33,6 +31,9 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if *format != "pprof" && *format != "folded" {
 		return usageError("unknown --format %q (pprof or folded)", *format)
 	}
+	if *out == "" {
+		return usageError("-o needs a file name")
+	}
 	if err := checkWritable(*out); err != nil {
 		return err
 	}
@@ -41,8 +42,9 @@ func cmdRecord(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	// Ctrl-C and SIGTERM end the recording; the profile is still written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, SIGTERM and SIGHUP end the recording; the profile is still
+	// written.
+	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()
 	if dur.d > 0 {
 		var cancel context.CancelFunc
@@ -227,56 +229,6 @@ func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
 		}
 		return t.WriteProfile(w, m)
 	})
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeAtomic writes to a temporary file beside path and renames it into
-// place, so an interrupted write never leaves half a file.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".cctop-*.tmp")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriter(tmp)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	return nil
-}
-
-// checkWritable fails early, before sampling, if the output can't be created.
-func checkWritable(path string) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".cctop-*.tmp")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	tmp.Close()
-	os.Remove(tmp.Name())
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("cannot write %s: is a directory", path)
-	}
-	return nil
 }
 
 func summary(w io.Writer, cfg sampler.Config, rec *recording) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"golang.org/x/sys/unix"
 )
 
 func readProfile(t *testing.T, path string) *profile.Profile {
@@ -238,67 +240,116 @@ func hasChain(names []string, want ...string) bool {
 	return false
 }
 
-// TestRecordInterrupt: Ctrl-C during a launched recording stops the target
-// and still writes the profile.
+// TestRecordInterrupt: Ctrl-C (SIGINT), SIGTERM and SIGHUP during a
+// launched recording with uprobe counters stop the target and still write
+// the profile, with the samples taken up to then; once cctop and its
+// release child have exited no perf event or uprobe of cctop is left.
 func TestRecordInterrupt(t *testing.T) {
-	skipIfNoPerf(t)
-	dir := t.TempDir()
-	cmd := exec.Command(cctopBin, "record", "-o", "i.folded", "--format", "folded", "--", cctopBin, "workload", "spin", "-duration", "60s")
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	skipIfNoUprobes(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			before := pids()
+			dir := t.TempDir()
+			// Probes on spinCaller, called once a thread, and on wideLeaf0,
+			// never called, cost nothing, and make enough events for
+			// closeSession to hand them to the release child.
+			cmd := exec.Command(cctopBin, "record", "-o", "i.folded", "--format", "folded",
+				"--calls", "uprobe:"+workloadPkg+"spinCaller,"+workloadPkg+"wideLeaf0",
+				"--", cctopBin, "workload", "spin", "-duration", "60s")
+			cmd.Dir = dir
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			waitCPU(t, cmd.Process.Pid, "workload spin", time.Second)
+			t.Logf("%d perf events open", perfEvents(cmd.Process.Pid))
+			cmd.Process.Signal(sig)
+			start := time.Now()
+			select {
+			case err := <-done:
+				t.Logf("exited %.1f s after %v", time.Since(start).Seconds(), sig)
+				if err != nil {
+					t.Fatalf("record after %v: %v\n%s", sig, err, stderr.String())
+				}
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("record did not finish after %v", sig)
+			}
+			if !strings.Contains(stderr.String(), "killed by terminated") && !strings.Contains(stderr.String(), "exited with status") {
+				t.Errorf("no exit report:\n%s", stderr.String())
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "i.folded"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spin, all int
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				i := strings.LastIndexByte(line, ' ')
+				if i < 0 {
+					t.Fatalf("bad folded line %q", line)
+				}
+				var v int
+				if _, err := fmt.Sscan(line[i+1:], &v); err != nil {
+					t.Fatalf("bad count in folded line %q", line)
+				}
+				all += v
+				if strings.Contains(line[:i], "spinLeaf") {
+					spin += v
+				}
+			}
+			// Every sample taken until the signal is written.
+			var sampled int
+			if _, err := fmt.Sscanf(stderr.String()[strings.Index(stderr.String(), "cctop: ")+len("cctop: "):], "%d samples", &sampled); err != nil {
+				t.Fatalf("no sample count in the summary:\n%s", stderr.String())
+			}
+			if all != sampled {
+				t.Errorf("folded output has %d samples, the summary says %d were taken", all, sampled)
+			}
+			// A second of the target's CPU time is about a thousand
+			// samples, if its threads' events were open by then: on a
+			// loaded machine opening uprobe events takes seconds.
+			if spin == 0 {
+				t.Errorf("folded output has no spinLeaf samples after a second of spinning:\n%.500s", b)
+			}
+			t.Logf("%d spinLeaf samples", spin)
+			// The launched workload is gone.
+			out, _ := exec.Command("pgrep", "-f", cctopBin+" workload spin").Output()
+			if len(strings.TrimSpace(string(out))) > 0 {
+				t.Errorf("workload still running: pids %s", out)
+			}
+			waitReleased(t, before)
+		})
 	}
-	time.Sleep(1500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("record after SIGINT: %v\n%s", err, stderr.String())
+}
+
+// waitCPU waits for the child of parent whose command line holds cmd to
+// have used cpu of CPU time (user and system), for at most a minute.
+func waitCPU(t *testing.T, parent int, cmd string, cpu time.Duration) {
+	t.Helper()
+	const tick = 10 * time.Millisecond // USER_HZ 100
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, c := range children(parent) {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c))
+			if !strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), cmd) {
+				continue
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c))
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+			// After the comm: state is field 3 of stat, utime 14, stime 15.
+			utime, _ := strconv.Atoi(f[11])
+			stime, _ := strconv.Atoi(f[12])
+			if time.Duration(utime+stime)*tick >= cpu {
+				return
+			}
 		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("record did not finish after SIGINT")
 	}
-	if !strings.Contains(stderr.String(), "killed by terminated") && !strings.Contains(stderr.String(), "exited with status") {
-		t.Errorf("no exit report:\n%s", stderr.String())
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "i.folded"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spin, all int
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			t.Fatalf("bad folded line %q", line)
-		}
-		var v int
-		if _, err := fmt.Sscan(line[i+1:], &v); err != nil {
-			t.Fatalf("bad count in folded line %q", line)
-		}
-		all += v
-		if strings.Contains(line[:i], "spinLeaf") {
-			spin += v
-		}
-	}
-	// Every sample taken until the interrupt is written, and they are the
-	// spinning leaf's. (How many there are depends on the machine's load.)
-	var sampled int
-	if _, err := fmt.Sscanf(stderr.String()[strings.Index(stderr.String(), "cctop: ")+len("cctop: "):], "%d samples", &sampled); err != nil {
-		t.Fatalf("no sample count in the summary:\n%s", stderr.String())
-	}
-	if all != sampled || sampled < 100 || spin < sampled*9/10 {
-		t.Errorf("folded output has %d samples, %d of them spinLeaf; the summary says %d were taken:\n%.500s", all, spin, sampled, b)
-	}
-	// The launched workload is gone.
-	out, _ := exec.Command("pgrep", "-f", cctopBin+" workload spin").Output()
-	if len(strings.TrimSpace(string(out))) > 0 {
-		t.Errorf("workload still running: pids %s", out)
-	}
+	t.Fatalf("no %q child of %d used %v of CPU within a minute", cmd, parent, cpu)
 }
 
 // unwoundShare reads the summary's share of stacks that reached a root.

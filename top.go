@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,12 +46,18 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer closeSession(sess, stderr)
+	// The signals stay caught until the events are handed over.
+	stopSignals := func() {}
+	defer func() {
+		closeSession(sess, stderr)
+		stopSignals()
+	}()
 	l := newLive(targetName(cfg, sess), sess, b, plan)
 
 	// 30 frames a second is smooth for keys, and every frame wakes the
 	// process: half of cctop's own CPU use was waking up.
-	prog := tea.NewProgram(tui.New(l, tui.Options{}), tea.WithFPS(30))
+	prog := newTUI(tui.New(l, tui.Options{}), tea.WithFPS(30))
+	stopSignals = quitOnSignals(prog)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -65,16 +73,7 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 		l.run(ctx)
 		done <- nil
 	}()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		if _, ok := <-sig; ok {
-			prog.Quit()
-		}
-	}()
 	_, runErr := prog.Run()
-	signal.Stop(sig)
-	close(sig)
 	cancel()
 	aggErr := <-done
 	if len(cfg.Argv) > 0 {
@@ -83,10 +82,58 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 	if aggErr != nil {
 		return aggErr
 	}
-	if runErr != nil && runErr != tea.ErrProgramKilled {
-		return fmt.Errorf("terminal: %v", runErr)
+	return tuiError(runErr)
+}
+
+// newTUI makes the Bubble Tea program of top, demo and view, without Bubble
+// Tea's own signal handler: quitOnSignals handles the signals. (Bubble
+// Tea's handler sends its quit message without watching for the program's
+// end: when the program ended first, on a key or on another handler's
+// Quit, the handler blocked and the program's shutdown waited for it
+// forever, cctop hung in the TUI. charmbracelet/bubbletea#1806.)
+func newTUI(m tea.Model, opts ...tea.ProgramOption) *tea.Program {
+	return tea.NewProgram(m, append(opts, tea.WithoutSignalHandler())...)
+}
+
+// quitOnSignals makes SIGINT, SIGTERM and SIGHUP quit prog as q does, so
+// the terminal is restored and the caller cleans up: a launched target is
+// stopped, probe events released. Until stop is called the first of them is
+// taken, also after prog has ended, so that one coming during the clean-up
+// does not cut it short; the next has its default effect, so that a cctop
+// whose clean-up hangs still ends.
+func quitOnSignals(prog *tea.Program) (stop func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, quitSignals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			signal.Stop(sig)
+			prog.Quit()
+		case <-done:
+		}
+	}()
+	return sync.OnceFunc(func() {
+		signal.Stop(sig)
+		close(done)
+	})
+}
+
+// quitSignals end cctop in order: the TUI quits, a recording stops and is
+// written, and either way the target cctop launched is stopped and the
+// events released. SIGHUP too: the terminal or the SSH session is gone.
+var quitSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// tuiError is the error of a TUI's Run: nil when it quit.
+func tuiError(err error) error {
+	switch {
+	case err == nil || err == tea.ErrProgramKilled:
+		return nil
+	case errors.Is(err, tea.ErrProgramPanic):
+		// Bubble Tea has printed the panic and its stack.
+		return errors.New("internal error in the TUI (the panic is above)")
 	}
-	return nil
+	return fmt.Errorf("terminal: %v", err)
 }
 
 // internalError reports a bug: one line for the terminal, and the stack in

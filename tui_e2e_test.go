@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -156,31 +162,84 @@ func TestViewInTmux(t *testing.T) {
 	s.waitFor(`CCTOP-EXITED 0`, 5*time.Second)
 }
 
-// TestViewBadFiles: a missing, empty, corrupt or non-pprof file gets a
-// one-line error and exit status 1.
+// TestViewBadFiles: a missing, empty, truncated, corrupt or non-pprof file,
+// as the profile or as --base, gets a one-line error and exit status 1.
 func TestViewBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty.pb.gz")
-	os.WriteFile(empty, nil, 0o644)
-	garbage := filepath.Join(dir, "garbage.pb.gz")
-	os.WriteFile(garbage, []byte("this is not a profile\n"), 0o644)
-	truncated := filepath.Join(dir, "truncated.pb.gz")
-	b, _ := os.ReadFile("cct/testdata/runtime.pb.gz")
-	os.WriteFile(truncated, b[:len(b)/2], 0o644)
-	for _, c := range []struct{ file, want string }{
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good, _ := filepath.Abs("cct/testdata/runtime.pb.gz")
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := gunzip(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := slices.Clone(b)
+	for i := 20; i < len(corrupt); i += 7 {
+		corrupt[i] ^= 0x5a
+	}
+	// A field (profile.proto's sample_type) that declares 2^62 bytes.
+	huge := append([]byte{0x0a}, binary.AppendUvarint(nil, 1<<62)...)
+	huge = append(huge, 0x08, 0x01)
+	sub := filepath.Join(dir, "adir")
+	os.Mkdir(sub, 0o755)
+	cases := []struct{ file, want string }{
 		{filepath.Join(dir, "missing.pb.gz"), "no such file"},
-		{empty, "not a pprof profile"},
-		{garbage, "not a pprof profile"},
-		{truncated, "pprof"},
-	} {
-		_, stderr, code := runCctop(t, dir, "view", c.file)
-		if code != 1 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-			t.Errorf("view %s: exit %d, stderr %q; want exit 1 and one line with %q", filepath.Base(c.file), code, stderr, c.want)
+		{write("empty.pb.gz", nil), "not a pprof profile"},
+		{write("garbage.pb.gz", []byte("this is not a profile\n")), "not a pprof profile"},
+		{write("truncated.pb.gz", b[:len(b)/2]), "pprof"},
+		{write("truncated-gz-header.pb.gz", b[:5]), "pprof"},
+		{write("corrupt.pb.gz", corrupt), "pprof"},
+		{write("truncated-proto.pb.gz", gzipBytes(raw[:len(raw)/2])), "pprof"},
+		{write("truncated-proto.pb", raw[:len(raw)/2]), "pprof"},
+		{write("huge.pb", huge), "pprof"},
+		{write("huge.pb.gz", gzipBytes(huge)), "pprof"},
+		{write("text.txt", []byte("main;f 1\nmain;g 2\n")), "pprof"},
+		{sub, "is a directory"},
+	}
+	for _, c := range cases {
+		for _, args := range [][]string{{"view", c.file}, {"view", good, "--base", c.file}} {
+			_, stderr, code := runCctop(t, dir, args...)
+			one := strings.TrimSuffix(stderr, "\n")
+			if code != 1 || !strings.HasPrefix(one, "cctop: ") || !strings.Contains(one, c.want) || !strings.Contains(one, c.file) || strings.Contains(one, "\n") ||
+				strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+				t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line with %q", strings.Join(args, " "), code, stderr, c.want)
+			}
 		}
 	}
 	if _, stderr, code := runCctop(t, dir, "view"); code != 2 || !strings.Contains(stderr, "one profile file") {
 		t.Errorf("view without a file: exit %d %q", code, stderr)
 	}
+	if _, stderr, code := runCctop(t, dir, "view", good, good); code != 2 || !strings.Contains(stderr, "one profile file") {
+		t.Errorf("view of two files: exit %d %q", code, stderr)
+	}
+	if _, stderr, code := runCctop(t, dir, "view", good, "--base"); code != 2 || !strings.HasPrefix(stderr, "cctop: flag needs an argument: -base\n") {
+		t.Errorf("view --base without a file: exit %d %q", code, stderr)
+	}
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
 }
 
 // TestDemoHeadless: without a terminal the demo prints the tree.
@@ -382,24 +441,6 @@ func TestTopResize(t *testing.T) {
 	workloadLeft(t)
 }
 
-// TestDemoCtrlC: ctrl-c quits the demo like q: exit status 0, the terminal
-// restored, the workload stopped.
-func TestDemoCtrlC(t *testing.T) {
-	skipIfNoPerf(t)
-	s := newTmuxShell(t, "", 160, 50)
-	s.run(cctopBin + " demo")
-	// A second of samples: the call counters are armed by then.
-	s.waitFor(`([0-9]{4,}|[0-9.]+k) samples`, 15*time.Second)
-	s.keys("C-c")
-	start := time.Now()
-	if code := s.exitCode(30 * time.Second); code != 0 {
-		t.Errorf("exit status %d after ctrl-c", code)
-	}
-	t.Logf("exited %.1f s after ctrl-c", time.Since(start).Seconds())
-	s.checkRestored("samples", "trigger time")
-	workloadLeft(t)
-}
-
 // sgrColors returns the SGR sequences in s that set a color: 30-37, 38
 // (256 and RGB), 40-47, 48, 58 (underline), 90-97, 100-107. Bold, reverse
 // and the default colors (39, 49) are not colors.
@@ -499,17 +540,22 @@ const helperEnv = "CCTOP_TEST_HELPER"
 // TestMain built its own.
 const helperBinEnv = "CCTOP_TEST_BIN"
 
-// runHelper types the command that runs helper test name in the session.
-func (s *tmuxSession) runHelper(name string) {
+// runHelper types the command that runs helper test name in the session,
+// with env (NAME=VALUE) added to its environment.
+func (s *tmuxSession) runHelper(name string, env ...string) {
 	s.t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	var extra strings.Builder
+	for _, e := range env {
+		extra.WriteString(shellQuote(e) + " ")
+	}
 	// The tmux server's environment may predate this test: the helper's
 	// TestMain needs the test's PATH to find go.
-	s.run(fmt.Sprintf("env PATH=%s %s=%s %s=%s %s -test.run='^%s$'",
-		shellQuote(os.Getenv("PATH")), helperEnv, name, helperBinEnv, shellQuote(cctopBin), shellQuote(exe), name))
+	s.run(fmt.Sprintf("env PATH=%s %s=%s %s=%s %s%s -test.run='^%s$'",
+		shellQuote(os.Getenv("PATH")), helperEnv, name, helperBinEnv, shellQuote(cctopBin), extra.String(), shellQuote(exe), name))
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -547,8 +593,8 @@ func (p *panickySource) Do(a tui.Action) {
 }
 
 // TestHelperPanicTUI is the process of TestPanicInTUIRestoresTerminal: the
-// TUI as cctop runs it (tea.NewProgram(tui.New(src, tui.Options{})).Run()),
-// over a saved profile whose source panics once p is pressed.
+// TUI as cctop runs it (newTUI(tui.New(src, tui.Options{})).Run()), over a
+// saved profile whose source panics once p is pressed.
 func TestHelperPanicTUI(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicTUI" {
 		t.Skip("helper process of TestPanicInTUIRestoresTerminal")
@@ -558,7 +604,7 @@ func TestHelperPanicTUI(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		helperExit(4)
 	}
-	_, err = tea.NewProgram(tui.New(&panickySource{Source: fs}, tui.Options{})).Run()
+	_, err = newTUI(tui.New(&panickySource{Source: fs}, tui.Options{})).Run()
 	fmt.Fprintf(os.Stderr, "helper: Run returned: %v\n", err)
 	switch {
 	case errors.Is(err, tea.ErrProgramPanic):
@@ -593,45 +639,30 @@ func TestPanicInTUIRestoresTerminal(t *testing.T) {
 	s.checkRestored("view top-down", "throttled")
 }
 
-// TestHelperPanicAggregator is the process of
-// TestPanicInAggregatorRestoresTerminal: `cctop top --calls none -- cctop
-// workload density -loop` through cctop's own run, with the aggregator's
-// table of comparisons cut short so that taking a baseline (b, which
-// selects comparison 2) indexes past its end in the aggregator goroutine.
-// That table is package state, not a test hook: the helper changes it
-// before anything runs.
+// TestHelperPanicAggregator is the process of TestTopCleanup's panic case:
+// `cctop top --calls C -- cctop workload density -loop` through cctop's own
+// run, with the aggregator's table of comparisons cut short so that taking
+// a baseline (b, which selects comparison 2) indexes past its end in the
+// aggregator goroutine. That table is package state, not a test hook: the
+// helper changes it before anything runs.
 func TestHelperPanicAggregator(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicAggregator" {
-		t.Skip("helper process of TestPanicInAggregatorRestoresTerminal")
+		t.Skip("helper process of TestTopCleanup")
 	}
 	topWithComparisons(2)
 }
 
-// topWithComparisons runs `cctop top --calls none -- cctop workload density
+// helperCallsEnv is the --calls of topWithComparisons (default none).
+const helperCallsEnv = "CCTOP_TEST_CALLS"
+
+// topWithComparisons runs `cctop top --calls C -- cctop workload density
 // -loop` with the table of comparisons cut to its first keep entries, and
 // exits with its status.
 func topWithComparisons(keep int) {
 	comparisons = comparisons[:keep]
 	bin := os.Getenv(helperBinEnv)
-	helperExit(run([]string{"top", "--calls", "none", "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))
-}
-
-// TestPanicInAggregatorRestoresTerminal: a panic in cctop's aggregator
-// goroutine, which Bubble Tea does not see, is recovered by runTop: the
-// program quits, the terminal restored, the target stopped, and cctop
-// exits 1 with the panic as its error.
-func TestPanicInAggregatorRestoresTerminal(t *testing.T) {
-	skipIfNoPerf(t)
-	s := newTmuxShell(t, "", 160, 50)
-	s.runHelper("TestHelperPanicAggregator")
-	s.waitFor(`[0-9]{3,} samples`, 20*time.Second)
-	s.keys("b")
-	if code := s.exitCode(15 * time.Second); code != 1 {
-		t.Errorf("exit status %d, want 1:\n%s", code, s.capture("-J", "-S", "-"))
-	}
-	s.waitFor(`cctop: internal error: runtime error: index out of range \[2\] with length 2`, time.Second)
-	s.checkRestored("samples", "trigger time")
-	workloadLeft(t)
+	calls := cmp.Or(os.Getenv(helperCallsEnv), "none")
+	helperExit(run([]string{"top", "--calls", calls, "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))
 }
 
 // TestHelperPanicAggregatorAtStart is TestHelperPanicAggregator with a
@@ -639,25 +670,7 @@ func TestPanicInAggregatorRestoresTerminal(t *testing.T) {
 // before or while Bubble Tea sets up the terminal.
 func TestHelperPanicAggregatorAtStart(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicAggregatorAtStart" {
-		t.Skip("helper process of TestPanicInAggregatorAtStartRestoresTerminal")
+		t.Skip("helper process of TestTopCleanup")
 	}
 	topWithComparisons(1)
-}
-
-// TestPanicInAggregatorAtStartRestoresTerminal: an aggregator panic at
-// start must restore the terminal too. runTop's recover once called
-// prog.Kill(), which, before prog.Run() had put the terminal in raw mode
-// used up the program's one shutdown and left the shell with -icanon -echo
-// -isig -icrnl -opost; it now asks the program to quit, which Run honours
-// once it is up.
-func TestPanicInAggregatorAtStartRestoresTerminal(t *testing.T) {
-	skipIfNoPerf(t)
-	s := newTmuxShell(t, "", 160, 50)
-	s.runHelper("TestHelperPanicAggregatorAtStart")
-	if code := s.exitCode(15 * time.Second); code != 1 {
-		t.Errorf("exit status %d, want 1:\n%s", code, s.capture("-J", "-S", "-"))
-	}
-	s.waitFor(`cctop: internal error: runtime error: index out of range \[1\] with length 1 \(stack trace in /[^ ]*cctop-panic-[0-9]+\.txt\)`, time.Second)
-	s.checkRestored("samples", "trigger time")
-	workloadLeft(t)
 }

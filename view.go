@@ -37,11 +37,10 @@ func cmdView(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = tea.NewProgram(tui.New(src, tui.Options{})).Run()
-	if err != nil && err != tea.ErrProgramKilled {
-		return fmt.Errorf("terminal: %v", err)
-	}
-	return nil
+	prog := newTUI(tui.New(src, tui.Options{}))
+	defer quitOnSignals(prog)()
+	_, err = prog.Run()
+	return tuiError(err)
 }
 
 // readTree reads a pprof file into a tree, with a one-line error.
@@ -51,6 +50,9 @@ func readTree(path string) (*cct.Tree, cct.Meta, error) {
 		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: is a directory", path)
+	}
 	t, m, err := cct.ReadProfile(f)
 	if err != nil {
 		return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)

@@ -21,9 +21,9 @@ import (
 // This is the Go equivalent of perf's fork/wait-on-pipe/enable_on_exec dance,
 // which needs code between fork and exec that os/exec does not allow.
 func (s *Session) launch() error {
-	path, err := exec.LookPath(s.cfg.Argv[0])
+	path, err := LookPath(s.cfg.Argv[0])
 	if err != nil {
-		return fmt.Errorf("command not found: %s", s.cfg.Argv[0])
+		return err
 	}
 	cmd := exec.Command(path, s.cfg.Argv[1:]...)
 	cmd.Args[0] = s.cfg.Argv[0]

@@ -26,6 +26,7 @@ type Session struct {
 	ringFD     map[int]int   // by CPU: the event whose ring the others write into
 	owners     map[int]bool  // the fds in ringFD
 	tidFDs     map[int][]int // by thread: its events (leaders and members)
+	exitedFDs  []int         // probe events of exited threads, not closed yet (see closeThread)
 	ids        map[uint64]EventRef
 	cpuFDs     []int        // events of AllTasks groups
 	procs      map[int]bool // the target's processes
@@ -233,7 +234,7 @@ func (s *Session) ProbeEvents() int {
 	if !slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) {
 		return 0
 	}
-	n := len(s.cpuFDs)
+	n := len(s.cpuFDs) + len(s.exitedFDs)
 	for _, fds := range s.tidFDs {
 		n += len(fds)
 	}
@@ -252,13 +253,13 @@ func (s *Session) DetachEvents() []*os.File {
 			files = append(files, os.NewFile(uintptr(fd), "perf_event"))
 		}
 	}
-	for _, fd := range s.cpuFDs {
+	for _, fd := range append(s.cpuFDs, s.exitedFDs...) {
 		files = append(files, os.NewFile(uintptr(fd), "perf_event"))
 	}
 	for _, r := range s.rings {
 		r.close()
 	}
-	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders = nil, nil, nil, nil, nil
+	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders, s.exitedFDs = nil, nil, nil, nil, nil, nil
 	return files
 }
 
@@ -435,19 +436,33 @@ func (s *Session) recordID(fd, group, member int) error {
 }
 
 // closeThread releases a dead thread's events, except those that own a
-// ring: the ring stays mapped while other threads write into it.
+// ring: the ring stays mapped while other threads write into it. Events of
+// a configuration with uprobes are not closed here: closing one waits for
+// the kernel to unregister its uprobe (0.1 to 0.5 s each), and when a
+// target with many threads exits, or is stopped on Ctrl-C, closing theirs
+// one by one held up the reading of the rings, and cctop's exit, for tens
+// of seconds. They are kept with the others for Close, or for
+// DetachEvents to hand over; past maxExitedFDs a goroutine closes them.
 func (s *Session) closeThread(tid int) {
 	fds, ok := s.tidFDs[tid]
 	if !ok {
 		return
 	}
+	slow := slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe)
 	keep := fds[:0]
 	for _, fd := range fds {
-		if s.owners[fd] {
+		switch {
+		case s.owners[fd]:
 			keep = append(keep, fd)
-			continue
+		case slow:
+			s.exitedFDs = append(s.exitedFDs, fd)
+		default:
+			unix.Close(fd)
 		}
-		unix.Close(fd)
+	}
+	if len(s.exitedFDs) > maxExitedFDs {
+		go closeAll(s.exitedFDs)
+		s.exitedFDs = nil
 	}
 	if len(keep) == 0 {
 		delete(s.tidFDs, tid)
@@ -455,6 +470,10 @@ func (s *Session) closeThread(tid int) {
 		s.tidFDs[tid] = keep
 	}
 }
+
+// maxExitedFDs bounds the events of exited threads kept open: a target
+// that keeps making threads must not use up the descriptors.
+const maxExitedFDs = 4096
 
 func closeAll(fds []int) {
 	for _, fd := range fds {
@@ -701,9 +720,9 @@ func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
 	// old events now and let a goroutine close them, so the caller's
 	// goroutine, which feeds the UI, does not stall for seconds.
 	s.Pause()
-	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings}
+	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings, exitedFDs: s.exitedFDs}
 	go old.closeEvents()
-	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil
+	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
 	s.ids = map[uint64]EventRef{}
 	s.leaders = nil
 	change(&s.cfg)
@@ -798,10 +817,11 @@ func (s *Session) closeEvents() {
 		closeAll(fds)
 	}
 	closeAll(s.cpuFDs)
+	closeAll(s.exitedFDs)
 	for _, r := range s.rings {
 		r.close()
 	}
-	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders = nil, nil, nil, nil, nil
+	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders, s.exitedFDs = nil, nil, nil, nil, nil, nil
 }
 
 func (s *Session) watchExit(pid int) error {

@@ -1,6 +1,8 @@
 package cct
 
 import (
+	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -19,18 +21,57 @@ const truncatedName = "[truncated]"
 // go test -cpuprofile, or other tools'. Input that is not a usable pprof profile gives an
 // error saying so.
 func ReadProfile(r io.Reader) (*Tree, Meta, error) {
-	data, err := io.ReadAll(r)
+	data, err := readBounded(r)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("reading profile: %w", err)
-	}
-	if len(data) == 0 {
-		return nil, Meta{}, errors.New("not a pprof profile: empty input")
+		return nil, Meta{}, err
 	}
 	p, err := profile.ParseData(data)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("not a pprof profile: %w", err)
 	}
 	return FromProfile(p)
+}
+
+// maxProfileBytes bounds what ReadProfile reads, after decompression: a gzip bomb or an
+// endless stream gets an error rather than all of memory. The largest real profiles are a
+// few hundred MB. (A variable for the tests.)
+var maxProfileBytes = 1 << 30
+
+// readBounded reads a profile's protobuf bytes, decompressing gzip itself so that the
+// bound holds for the decompressed size too (pprof's ParseData would inflate it whole).
+func readBounded(r io.Reader) ([]byte, error) {
+	br := bufio.NewReader(r)
+	head, err := br.Peek(2)
+	switch {
+	case len(head) == 0 && (err == nil || err == io.EOF):
+		return nil, errors.New("not a pprof profile: empty input")
+	case len(head) == 0:
+		return nil, fmt.Errorf("reading profile: %w", err)
+	case head[0] == 0:
+		// A protobuf message starts with a field's tag, never 0 (field 0 does not exist):
+		// this is not a profile, and may be /dev/zero.
+		return nil, errors.New("not a pprof profile: it starts with a zero byte")
+	}
+	var in io.Reader = br
+	what := "profile"
+	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("not a pprof profile: %w", err)
+		}
+		in, what = zr, "decompressed profile"
+	}
+	data, err := io.ReadAll(io.LimitReader(in, int64(maxProfileBytes)+1))
+	if err != nil {
+		return nil, fmt.Errorf("not a pprof profile: %w", err)
+	}
+	if len(data) > maxProfileBytes {
+		return nil, fmt.Errorf("%s larger than %d MiB: not read", what, maxProfileBytes>>20)
+	}
+	if len(data) == 0 {
+		return nil, errors.New("not a pprof profile: empty input")
+	}
+	return data, nil
 }
 
 // FromProfile builds a tree from a parsed pprof profile. Value columns are matched by name

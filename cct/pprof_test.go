@@ -3,6 +3,7 @@ package cct
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -502,5 +503,45 @@ func TestSystemNameRoundTrip(t *testing.T) {
 	}
 	if m := back.Func(back.Node(back.Node(id).Parent).Func); m.System != "" || m.LinkName() != "main" {
 		t.Errorf("main read back %+v", m)
+	}
+}
+
+// endless is an endless stream of one byte.
+type endless byte
+
+func (e endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(e)
+	}
+	return len(p), nil
+}
+
+// TestReadBounded: an endless stream, /dev/zero, and a gzip stream that inflates past the
+// bound end in an error, having read no more than the bound.
+func TestReadBounded(t *testing.T) {
+	defer func(n int) { maxProfileBytes = n }(maxProfileBytes)
+	maxProfileBytes = 1 << 20
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zw.Write(bytes.Repeat([]byte{0x0a}, 4<<20))
+	zw.Close()
+	for name, in := range map[string]io.Reader{
+		"endless":  endless(0x0a),
+		"zeros":    endless(0),
+		"gzip 4MB": &bomb,
+	} {
+		_, _, err := ReadProfile(in)
+		if err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") && !strings.Contains(err.Error(), "zero byte") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Within the bound a profile reads as before.
+	tr, meta := richTree()
+	var good bytes.Buffer
+	if err := tr.WriteProfile(&good, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadProfile(&good); err != nil {
+		t.Errorf("a small profile: %v", err)
 	}
 }

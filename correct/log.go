@@ -59,6 +59,12 @@ func (l *Log) Append(e Entry) {
 		l.maxEdge = e.Edge
 	}
 	if l.cap == 0 || len(l.buf) < l.cap {
+		if len(l.buf) == cap(l.buf) && l.cap > 0 {
+			// Grow as append would, but never past the ring: its memory is the bound.
+			grown := make([]Entry, len(l.buf), min(l.cap, max(2*len(l.buf), 1024)))
+			copy(grown, l.buf)
+			l.buf = grown
+		}
 		l.buf = append(l.buf, e)
 		return
 	}

@@ -271,3 +271,18 @@ func benchLog() (*Log, []float64) {
 	l.Append(Entry{Node: nodes - 1, Edge: -1}) // the full id range
 	return l, make([]float64, 0, nodes)
 }
+
+// TestLogCapBoundsMemory: growing to the cap allocates the ring's size, not append's
+// next step past it.
+func TestLogCapBoundsMemory(t *testing.T) {
+	l := NewLog(3000)
+	for i := range 5000 {
+		l.Append(Entry{Node: int32(i)})
+		if cap(l.buf) > 3000 {
+			t.Fatalf("after %d appends the log holds room for %d entries, cap 3000", i+1, cap(l.buf))
+		}
+	}
+	if l.Len() != 3000 || l.At(0).Node != 2000 {
+		t.Errorf("Len %d, oldest %d; want 3000, 2000", l.Len(), l.At(0).Node)
+	}
+}

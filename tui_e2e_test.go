@@ -204,6 +204,7 @@ func TestViewBadFiles(t *testing.T) {
 		{write("huge.pb.gz", gzipBytes(huge)), "pprof"},
 		{write("text.txt", []byte("main;f 1\nmain;g 2\n")), "pprof"},
 		{sub, "is a directory"},
+		{"/dev/zero", "not a pprof profile"}, // endless: must not be read to the end
 	}
 	for _, c := range cases {
 		for _, args := range [][]string{{"view", c.file}, {"view", good, "--base", c.file}} {

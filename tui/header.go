@@ -71,13 +71,16 @@ func (hb *headerBar) lines() [][]item {
 	if counter == "" {
 		counter = "none"
 	}
-	l2 := []item{unwound, {"trigger", h.Trigger, false}, {"counter", counter, false}}
+	// What the memory bounds cost goes before the counter, whose description is long
+	// enough to be cut at the right edge.
+	l2 := []item{unwound}
 	if h.Folded > 0 {
 		l2 = append(l2, item{"folded", formatCount(float64(h.Folded)) + " contexts", true})
 	}
 	if h.LogDropped > 0 {
 		l2 = append(l2, item{"log dropped", formatCount(float64(h.LogDropped)), true})
 	}
+	l2 = append(l2, item{"trigger", h.Trigger, false}, item{"counter", counter, false})
 	l3 := []item{
 		{"alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64), false},
 		{"density", onOff(h.Density), false},

@@ -630,7 +630,9 @@ func TestHeaderShowsBounds(t *testing.T) {
 	if v := ansi.Strip(hb.View()); strings.Contains(v, "folded") || strings.Contains(v, "log dropped") {
 		t.Errorf("bounds shown with nothing folded:\n%s", v)
 	}
-	hb.set(Header{Unwound: -1, Overlap: -1, Folded: 12345, LogDropped: 2e6}, viewInfo{})
+	hb.SetSize(80, headerLines)
+	hb.set(Header{Unwound: -1, Overlap: -1, Folded: 12345, LogDropped: 2e6,
+		Counter: "uprobes on the 4 hottest functions (chosen from the live profile), ~1.0 µs per hit"}, viewInfo{})
 	v := ansi.Strip(hb.View())
 	for _, want := range []string{"folded 12.3k contexts", "log dropped 2.00M"} {
 		if !strings.Contains(v, want) {

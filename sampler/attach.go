@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,20 +52,47 @@ func (s *Session) openAllThreads() error {
 	return s.openAllTasks()
 }
 
-// scanThreads opens events for threads of the target not yet covered.
+// scanThreads opens events for threads of the target not yet covered: the
+// threads of its process and of the child processes it started.
 func (s *Session) scanThreads() (added int, err error) {
 	s.lastScan = time.Now()
-	tids, err := listThreads(s.pid)
-	if err != nil {
-		if len(s.tidFDs) > 0 {
-			return 0, nil // the process is exiting
+	type task struct{ pid, tid int }
+	var fresh []task
+	listed := map[int]bool{}
+	complete := true
+	for _, pid := range s.processes() {
+		tids, err := listThreads(pid)
+		if err != nil {
+			if pid == s.pid && len(s.tidFDs) == 0 {
+				return 0, &noProcessError{s.pid}
+			}
+			complete = false
+			continue // exiting
 		}
-		return 0, &noProcessError{s.pid}
+		for _, tid := range tids {
+			listed[tid] = true
+			if _, ok := s.tidFDs[tid]; !ok {
+				fresh = append(fresh, task{pid, tid})
+			}
+		}
 	}
-	for _, tid := range tids {
-		if _, ok := s.tidFDs[tid]; ok {
-			continue
+	if complete && s.cfg.Follow {
+		// A thread that ended without events of its own left no EXIT
+		// record: forget it here.
+		for tid := range s.alive {
+			if !listed[tid] {
+				s.exited1(tid)
+			}
 		}
+	}
+	if len(fresh) == 0 {
+		return 0, nil
+	}
+	if err := s.ensureFiles(len(fresh)); err != nil {
+		return 0, err
+	}
+	for _, t := range fresh {
+		pid, tid := t.pid, t.tid
 		if err := s.openWithFallbacks(tid); err != nil {
 			var gone *noProcessError
 			if errors.As(err, &gone) {
@@ -73,15 +101,29 @@ func (s *Session) scanThreads() (added int, err error) {
 			return added, err
 		}
 		added++
+		s.direct(tid)
 		if !s.alive[tid] {
 			s.alive[tid] = true
 			s.stats.threads.Add(1)
 		}
 		if s.generation == 0 {
-			s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(s.pid), TID: uint32(tid), Comm: readComm(s.pid, tid)})
+			s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(pid), TID: uint32(tid), Comm: readComm(pid, tid)})
 		}
 	}
 	return added, nil
+}
+
+// processes are the target's process, then the child processes it started
+// that have not exited, in order.
+func (s *Session) processes() []int {
+	pids := make([]int, 0, len(s.procs))
+	for pid := range s.procs {
+		if pid != s.pid {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return append([]int{s.pid}, pids...)
 }
 
 func listThreads(pid int) ([]int, error) {

@@ -36,7 +36,18 @@ func (s *Session) attach() error {
 // openAllThreads opens events on every thread of the target, walking the
 // thread list again until no thread appeared meanwhile, then the AllTasks
 // groups.
+//
+// The events are opened disabled and enabled together at the end, as perf
+// does: opening hundreds of threads' events takes a while on a busy
+// machine, and events that sampled meanwhile would fill the rings before
+// anything reads them (records lost), and start each thread's profile at a
+// different time.
 func (s *Session) openAllThreads() error {
+	if s.generation > 0 {
+		s.adoptChildren()
+	}
+	s.opening = true
+	defer func() { s.opening = false }()
 	for round := 0; round < 10; round++ {
 		added, err := s.scanThreads()
 		if err != nil {
@@ -49,7 +60,13 @@ func (s *Session) openAllThreads() error {
 	if len(s.tidFDs) == 0 {
 		return &noProcessError{s.pid}
 	}
-	return s.openAllTasks()
+	if err := s.openAllTasks(); err != nil {
+		return err
+	}
+	if err := s.Resume(); err != nil {
+		s.note("enabling the events: " + err.Error())
+	}
+	return nil
 }
 
 // scanThreads opens events for threads of the target not yet covered: the
@@ -111,6 +128,68 @@ func (s *Session) scanThreads() (added int, err error) {
 		}
 	}
 	return added, nil
+}
+
+// adoptChildren adds to the target's processes those it started while no
+// events were open to report it (during Reconfigure), found through
+// /proc/PID/task/TID/children, and theirs: processes started since cctop
+// began (older children were not the target's to follow when it attached).
+func (s *Session) adoptChildren() {
+	queue := s.processes()
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		tids, _ := listThreads(pid)
+		for _, tid := range tids {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, tid))
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				child, err := strconv.Atoi(f)
+				if err != nil || s.procs[child] || startTicks(child) < s.startTicks {
+					continue
+				}
+				s.procs[child] = true
+				s.stats.processes.Add(1)
+				queue = append(queue, child)
+			}
+		}
+	}
+}
+
+// startTicks is when process pid started, in clock ticks (USER_HZ, 100 a
+// second) since boot; 0 if unknown.
+func startTicks(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	// After ") ": state is field 3; starttime is field 22.
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[19], 10, 64)
+	return n
+}
+
+// uptimeTicks is the time since boot in clock ticks, as startTicks counts.
+func uptimeTicks() uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	sec, _ := strconv.ParseFloat(f[0], 64)
+	return uint64(sec * 100)
 }
 
 // processes are the target's process, then the child processes it started

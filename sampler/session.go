@@ -50,6 +50,7 @@ type Session struct {
 	// when they do; pollBefore is the poll interval it replaced.
 	followAuto bool
 	pollBefore time.Duration
+	opening    bool // events are opened disabled (openAllThreads)
 
 	fdID map[int]uint64 // by descriptor: its event's ID, to forget it on close
 	// IDs of closed events, forgotten one drain later: their thread's last
@@ -82,6 +83,7 @@ type Session struct {
 	lastLost   uint64    // stats.lost at the last reconcile
 	alive      map[int]bool
 	files      fileLimit
+	startTicks uint64 // when the session began, as startTicks counts
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
@@ -114,6 +116,7 @@ func Open(cfg Config) (*Session, error) {
 		early: map[int]bool{}, earlier: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly
+	s.startTicks = uptimeTicks()
 	s.followForUprobes()
 	if err := s.buildAttrs(); err != nil {
 		return nil, err
@@ -403,6 +406,9 @@ func (s *Session) openThread(tid int) error {
 				continue
 			}
 			attr := g.leader
+			if s.opening {
+				attr.Bits |= unix.PerfBitDisabled // see openAllThreads
+			}
 			fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fail(err)
@@ -558,6 +564,9 @@ func (s *Session) openAllTasks() error {
 				continue
 			}
 			attr := g.leader
+			if s.opening {
+				attr.Bits |= unix.PerfBitDisabled
+			}
 			fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fmt.Errorf("%s on CPU %d: %w", g.name, cpu, s.openErr(err, -1))

@@ -168,7 +168,7 @@ func (s *Session) ensureFiles(threads int) error {
 func (f *fileLimit) tooFew(threads, perThread int) error {
 	var lim unix.Rlimit
 	unix.Getrlimit(unix.RLIMIT_NOFILE, &lim)
-	return &FileLimitError{Threads: threads, Need: threads*perThread + fileSlack, Limit: lim.Cur, Hard: lim.Max}
+	return &FileLimitError{Threads: threads, Need: threads*perThread + fileSlack, Limit: lim.Cur, Hard: lim.Max, Root: os.Geteuid() == 0}
 }
 
 // FileLimitError says that RLIMIT_NOFILE is too low for the events of the
@@ -177,15 +177,16 @@ type FileLimitError struct {
 	Threads     int    // threads to sample
 	Need        int    // descriptors needed, about
 	Limit, Hard uint64 // RLIMIT_NOFILE
+	Root        bool   // cctop runs as root, and still could not raise it
 }
 
 func (e *FileLimitError) Error() string {
-	hard := ""
-	if e.Hard <= uint64(e.Need) {
-		hard = fmt.Sprintf(", as root if above the hard limit of %d", e.Hard)
+	fix := fmt.Sprintf("run `ulimit -n %d` first (above the hard limit that takes root), or run cctop as root", e.Need)
+	if e.Root {
+		fix = fmt.Sprintf("root without CAP_SYS_RESOURCE cannot raise the hard limit: raise it where cctop starts (`ulimit -Hn %d` in a shell that may, or the container's or service's LimitNOFILE)", e.Need)
 	}
-	return fmt.Sprintf("open-file limit too low: sampling %d threads needs about %d descriptors, RLIMIT_NOFILE is %d and cctop cannot raise it: run `ulimit -n %d` first%s, or run cctop as root",
-		e.Threads, e.Need, e.Limit, e.Need, hard)
+	return fmt.Sprintf("open-file limit too low: sampling %d threads takes about %d descriptors, RLIMIT_NOFILE is %d (hard %d) and cctop cannot raise it: %s",
+		e.Threads, e.Need, e.Limit, e.Hard, fix)
 }
 
 // setFileLimit sets RLIMIT_NOFILE through the syscall package, which then

@@ -263,7 +263,7 @@ func TestRecordInterrupt(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("record did not finish after SIGINT")
 	}
-	if !strings.Contains(stderr.String(), "killed by terminated") && !strings.Contains(stderr.String(), "exited with status") {
+	if !strings.Contains(stderr.String(), "killed by SIGTERM") && !strings.Contains(stderr.String(), "exited with status") {
 		t.Errorf("no exit report:\n%s", stderr.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "i.folded"))

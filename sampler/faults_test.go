@@ -72,16 +72,17 @@ func TestInheritedOutliveCreator(t *testing.T) {
 	}
 }
 
-// TestLostRecords: a ring that fills while nobody reads it loses records;
-// the kernel says how many, Stats counts them, and every record read is
-// whole.
+// TestLostRecords: a ring that fills while nobody consumes it loses
+// records; the kernel says how many, Stats counts them, and every record
+// read is whole. The reader goroutine copies a one-page ring out a few
+// dozen records at a time, so its queue of chunks is full within a fraction
+// of the second Run is not called, and the ring overflows after it.
 func TestLostRecords(t *testing.T) {
 	skipIfNoPerf(t)
 	bin := buildAttachTarget(t)
 	tg := startTarget(t, bin, "2", "100000", "4000")
 	tg.waitWorkers(t, 2)
-	// One page per CPU holds a few dozen samples: without a reader it
-	// overflows within a second of two spinning threads.
+	// One page per CPU holds a few dozen samples.
 	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true, RingPages: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -293,5 +294,66 @@ func TestReconfigureFailureKeepsSampling(t *testing.T) {
 	s.Run(ctx, count)
 	if samples < 50 {
 		t.Errorf("%d samples in the second after a failed reconfiguration", samples)
+	}
+}
+
+// TestReconfigureDuringRun: the TUI changes the rate from Run's idle
+// callback while the reader goroutine copies the rings: every record is
+// handed on once, in order, and sampling goes on at the new rate.
+func TestReconfigureDuringRun(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildAttachTarget(t)
+	tg := startTarget(t, bin, "2", "100000", "30000")
+	tg.waitWorkers(t, 2)
+	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var samples, after, changes int
+	var last uint64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	fn := func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind != KindSample {
+				continue
+			}
+			samples++
+			if changes == 3 {
+				after++
+			}
+		}
+		if n := len(b.Records); n > 0 {
+			if b.Records[0].Time < last {
+				t.Errorf("a batch starts at %d, before the last one ended (%d)", b.Records[0].Time, last)
+			}
+			last = b.Records[n-1].Time
+		}
+	}
+	s.SetIdle(func() {
+		el := time.Since(start)
+		switch {
+		case changes < 3 && el > time.Duration(changes+1)*300*time.Millisecond:
+			freq := []uint64{499, 1999, 999}[changes]
+			if err := s.ReconfigureWith(func(c *Config) { c.Freq = freq }, fn); err != nil {
+				t.Errorf("reconfigure to %d Hz: %v", freq, err)
+			}
+			changes++
+		case changes == 3 && (after >= 100 || el > 10*time.Second):
+			cancel()
+		}
+	})
+	if err := s.Run(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	t.Logf("%d samples, %d after the last change; stats %+v", samples, after, st)
+	if st.Samples != uint64(samples) {
+		t.Errorf("stats say %d samples, fn saw %d", st.Samples, samples)
+	}
+	if after < 100 || s.Config().Freq != 999 {
+		t.Errorf("%d samples after the last change, at %d Hz", after, s.Config().Freq)
 	}
 }

@@ -52,6 +52,15 @@ type Session struct {
 	pollBefore time.Duration
 	opening    bool // events are opened disabled (openAllThreads)
 
+	// The reader goroutine of the current Run (reader.go). readMu keeps it
+	// off the rings while drain reads them itself and while Reconfigure
+	// replaces them; ringList is the rings it reads.
+	rd        *reader
+	readMu    sync.Mutex
+	ringList  atomic.Pointer[[]*ring]
+	poll      atomic.Int64 // cfg.PollInterval, for the reader
+	ringBytes atomic.Int64 // the data areas of ringList
+
 	fdID map[int]uint64 // by descriptor: its event's ID, to forget it on close
 	// IDs of closed events, forgotten one drain later: their thread's last
 	// samples may still sit in another CPU's ring.
@@ -118,6 +127,7 @@ func Open(cfg Config) (*Session, error) {
 	s.excludeK = cfg.UserOnly
 	s.startTicks = uptimeTicks()
 	s.followForUprobes()
+	s.poll.Store(int64(s.cfg.PollInterval))
 	if err := s.buildAttrs(); err != nil {
 		return nil, err
 	}
@@ -137,6 +147,7 @@ func Open(cfg Config) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
+	s.startReader()
 	return s, nil
 }
 
@@ -295,9 +306,13 @@ func (s *Session) DetachEvents() []*os.File {
 	for _, fd := range s.cpuFDs {
 		files = append(files, os.NewFile(uintptr(fd), "perf_event"))
 	}
+	s.stopReader()
+	s.readMu.Lock()
+	s.ringList.Store(nil)
 	for _, r := range s.rings {
 		r.close()
 	}
+	s.readMu.Unlock()
 	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders = nil, nil, nil, nil, nil
 	return files
 }
@@ -454,6 +469,7 @@ func (s *Session) openThread(tid int) error {
 			s.rings[cpu] = r
 			s.ringFD[cpu] = fd
 			s.owners[fd] = true
+			s.publishRings()
 		}
 	}
 	s.tidFDs[tid] = fds
@@ -624,7 +640,6 @@ func (s *Session) openWithFallbacks(tid int) error {
 // Run reads the rings until the target exits or ctx ends, calling fn with
 // each batch of records in time order. fn must not keep the batch.
 func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
-	events := make([]unix.EpollEvent, len(s.cpus)+2)
 	if len(s.pending) > 0 {
 		s.drain(fn)
 	}
@@ -633,23 +648,19 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 			s.drain(fn)
 			return nil
 		}
-		n, err := s.waiter.wait(events, s.cfg.PollInterval)
-		if err != nil {
-			return fmt.Errorf("epoll_wait: %w", err)
-		}
-		for i := 0; i < n; i++ {
-			ev := events[i]
-			if int(ev.Fd) == s.pidfd {
-				s.exited.Store(true)
-				continue
+		var c *chunk
+		select {
+		case c = <-s.rd.full:
+		case <-s.rd.done:
+			// The reader ended: its wait failed, or the session closed.
+			if s.rd.err != nil {
+				return fmt.Errorf("epoll_wait: %w", s.rd.err)
 			}
-			if ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-				// The event's task is gone; level-triggered HUP would spin.
-				// Its ring is still drained below.
-				unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, int(ev.Fd), nil)
-			}
+			return nil
+		case <-ctx.Done():
+			continue
 		}
-		s.drain(fn)
+		s.process(c, fn)
 		if s.cfg.Follow && time.Since(s.lastScan) > 200*time.Millisecond {
 			if _, err := s.scanThreads(); err != nil && !errors.Is(err, ErrNoProcess) {
 				s.tellFiles(err)
@@ -668,34 +679,71 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 	}
 }
 
-// drain empties every ring into one batch and hands it to fn.
-func (s *Session) drain(fn func(*Batch)) {
-	b := &s.batch
-	b.reset()
-	for _, r := range s.pending {
-		b.add(&r)
+// process hands fn one batch of c's records and those of any other chunk
+// already queued.
+func (s *Session) process(c *chunk, fn func(*Batch)) {
+	b := s.startBatch()
+	s.decodeChunk(c, b)
+	for more := true; more; {
+		select {
+		case c := <-s.rd.full:
+			s.decodeChunk(c, b)
+		default:
+			more = false
+		}
 	}
-	s.pending = s.pending[:0]
+	s.endBatch(b, fn)
+}
+
+// drain hands fn every record not yet handed on, in one batch: those the
+// reader queued, then those still in the rings.
+func (s *Session) drain(fn func(*Batch)) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	s.drainLocked(fn)
+}
+
+// drainLocked is drain with readMu held.
+func (s *Session) drainLocked(fn func(*Batch)) {
+	b := s.startBatch()
+	if s.rd != nil {
+		// Oldest first: what the reader copied out before.
+		for more := true; more; {
+			select {
+			case c := <-s.rd.full:
+				s.decodeChunk(c, b)
+			default:
+				more = false
+			}
+		}
+	}
 	var rec Record
 	for _, cpu := range s.cpus {
 		r := s.rings[cpu]
 		if r == nil {
 			continue
 		}
-		_, corrupt := r.readAll(func(raw []byte) {
-			ok, err := s.decoder.decode(raw, &rec)
-			if err != nil {
-				s.stats.corrupt.Add(1)
-				return
-			}
-			if ok && s.account(&rec) {
-				b.add(&rec)
-			}
-		})
+		_, corrupt := r.readAll(func(raw []byte) { s.decodeRecord(raw, &rec, b) })
 		if corrupt {
 			s.stats.corrupt.Add(1)
 		}
 	}
+	s.endBatch(b, fn)
+}
+
+// startBatch resets the batch, with the records cctop made up first.
+func (s *Session) startBatch() *Batch {
+	b := &s.batch
+	b.reset()
+	for _, r := range s.pending {
+		b.add(&r)
+	}
+	s.pending = s.pending[:0]
+	return b
+}
+
+// endBatch orders the batch and hands it to fn; one drain is over.
+func (s *Session) endBatch(b *Batch, fn func(*Batch)) {
 	s.forgetRetired()
 	if len(b.Records) == 0 {
 		return
@@ -858,7 +906,10 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 // cannot be opened, the old one is opened again and the error says so. The
 // target and its processes stay as they were.
 func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
-	s.drain(fn)
+	// The reader stays off the rings until the new ones are in place.
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	s.drainLocked(fn)
 	// Closing a uprobe event waits for the kernel to unregister it (about
 	// 0.1 s each here, and there is one per thread, CPU and probe): stop the
 	// old events now and let a goroutine close them, so the caller's
@@ -888,8 +939,9 @@ func (s *Session) dropEvents() {
 		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	}
 	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings}
-	go old.closeEvents()
 	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil
+	s.publishRings()
+	go old.closeEvents()
 	s.ids, s.fdID, s.retired, s.retiring = map[uint64]EventRef{}, map[int]uint64{}, nil, nil
 	s.leaders, s.root, s.heirs = map[int]bool{}, map[int]int{}, map[int]int{}
 }
@@ -897,6 +949,7 @@ func (s *Session) dropEvents() {
 // reopen opens the configuration in force on every live thread.
 func (s *Session) reopen() error {
 	s.followForUprobes()
+	s.poll.Store(int64(s.cfg.PollInterval))
 	if err := s.buildAttrs(); err != nil {
 		return err
 	}
@@ -974,7 +1027,11 @@ func (s *Session) Close() error {
 		<-s.waitErr
 		s.exited.Store(true)
 	}
+	s.stopReader()
+	s.readMu.Lock()
+	s.ringList.Store(nil)
 	s.closeEvents()
+	s.readMu.Unlock()
 	if s.pidfd >= 0 {
 		unix.Close(s.pidfd)
 	}

@@ -31,6 +31,7 @@ func (*Session) ExitCode() (int, string)                      { return -1, "" }
 func (*Session) Exited() bool                                 { return true }
 func (*Session) Target() TargetState                          { return TargetState{} }
 func (*Session) CPUs() int                                    { return 0 }
+func MayLockMemory() bool                                     { return false }
 func (*Session) ExitSignal() (syscall.Signal, bool)           { return 0, false }
 func SignalName(sig syscall.Signal) string                    { return sig.String() }
 func (*Session) Stop(time.Duration)                           {}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -249,4 +250,20 @@ func SignalName(sig syscall.Signal) string {
 		return n
 	}
 	return "signal " + strconv.Itoa(int(sig))
+}
+
+// MayLockMemory reports whether cctop may lock more memory for its rings
+// than kernel.perf_event_mlock_kb allows a user: it has CAP_IPC_LOCK.
+func MayLockMemory() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			caps, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return caps&(1<<unix.CAP_IPC_LOCK) != 0
+		}
+	}
+	return false
 }

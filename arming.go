@@ -35,7 +35,35 @@ type armer struct {
 	// hot at start-up (package initialisers) and has gone cold.
 	seen     map[hpm.FuncSample]int64
 	seenTree *cct.Tree
+	// sess, when set, says how many uprobe events a probe takes (one per
+	// live thread and CPU) and how many new threads went unfollowed.
+	sess        *sampler.Session
+	missedAtArm uint64
+	// new threads counted since when, to tell their rate
+	newSince time.Time
+	newAt    uint64
 }
+
+// maxProbeEvents bounds the uprobe events automatic counters open. Each is
+// one thread's probe on one CPU, and the kernel sets one up or tears it down
+// in tens of milliseconds (hundreds on a loaded machine) while sampling
+// waits: 500 threads on 2 CPUs with 4 probes would take minutes.
+const maxProbeEvents = 256
+
+// maxProbeOpens bounds the probe events automatic counters open a second
+// for new threads (each needs one per CPU and probe), and startThreads is
+// how many threads a program may start at first without counting towards
+// the rate.
+const (
+	maxProbeOpens = 16
+	startThreads  = 16
+)
+
+// maxMissed is how many new threads may end before cctop opened their
+// counting probes (each new thread needs its own) before automatic counting
+// stops: a target that churns threads is then sampled by inheritance again,
+// which misses none.
+const maxMissed = 50
 
 // autoBudget is the default overhead budget of automatic counters.
 const autoBudget = 0.05
@@ -53,6 +81,18 @@ func (a *armer) due(b *builder) bool {
 		return false
 	}
 	now := time.Now()
+	if a.giveUp && len(a.armed) == 0 {
+		return false
+	}
+	if note := a.unaffordable(); note != "" {
+		a.giveUp = true
+		a.notes = append(a.notes, note)
+		if a.armed == nil {
+			a.armed = []string{}
+			return false
+		}
+		return true // re-arm with nothing: the probes go
+	}
 	if a.armed == nil {
 		return now.Sub(a.start) >= a.warmup && b.samples >= 50
 	}
@@ -87,6 +127,34 @@ func (a *armer) due(b *builder) bool {
 	return !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked)
 }
 
+// unaffordable says why automatic counting should stop, if it should: too
+// many threads for a probe on each, or threads that come and go faster than
+// probes can be opened on them.
+func (a *armer) unaffordable() string {
+	if a.sess == nil || a.giveUp {
+		return ""
+	}
+	st := a.sess.Stats()
+	per := st.Threads * a.sess.CPUs()
+	if a.newSince.IsZero() {
+		a.newSince, a.newAt = a.start, 0
+	}
+	if d := time.Since(a.newSince).Seconds(); d >= 0.25 {
+		rate := float64(int64(st.ThreadsNew-a.newAt)-startThreads) / d
+		if opens := rate * float64(a.sess.CPUs()*max(1, len(a.armed))); opens > maxProbeOpens {
+			return fmt.Sprintf("not counting calls with uprobes: the target starts about %.0f threads a second, and each needs probe events of its own, which the kernel sets up one by one in tens of milliseconds while sampling waits; density correction is off (--calls uprobe:F counts chosen functions all the same)", rate)
+		}
+	}
+	if per > maxProbeEvents {
+		return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d probe events per counted function, which the kernel sets up one by one in tens of milliseconds while sampling waits; density correction is off (--calls uprobe:F counts chosen functions all the same)",
+			a.sess.Stats().Threads, a.sess.CPUs(), per)
+	}
+	if missed := a.sess.Target().Missed; len(a.armed) > 0 && missed > a.missedAtArm+maxMissed {
+		return fmt.Sprintf("threads come and go faster than cctop can open counting probes on each (%d ended first): counting stopped, density correction is off, and new threads are sampled from their start again", missed)
+	}
+	return ""
+}
+
 // worthIt reports whether counting picked instead of what is armed covers
 // clearly more of the recent profile: re-arming stops sampling while the
 // events are reopened (a second or two with many threads), so two sets
@@ -118,7 +186,12 @@ func (a *armer) pick(b *builder) []hpm.Target {
 			keep = append(keep, f)
 		}
 	}
-	return hpm.HottestFunctions(keep, autoK)
+	k := autoK
+	if a.sess != nil {
+		// Fewer probes where the threads are many.
+		k = min(k, max(1, maxProbeEvents/max(1, a.sess.Stats().Threads*a.sess.CPUs())))
+	}
+	return hpm.HottestFunctions(keep, k)
 }
 
 // arm re-opens the events with counters on targets.
@@ -128,7 +201,14 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	for i, t := range targets {
 		members[i] = t.Spec()
 	}
+	a.missedAtArm = sess.Target().Missed
+	a.newSince, a.newAt = time.Now(), sess.Stats().ThreadsNew
 	if err := sess.Reconfigure(members, b.handle); err != nil {
+		if b.weights != nil {
+			// The sampler went back to the events it had: reopened, so
+			// their counters restarted too.
+			b.weights.reset(sess.Generation())
+		}
 		return err
 	}
 	a.lastArm = time.Now()

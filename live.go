@@ -54,6 +54,8 @@ type live struct {
 	// what the status line last said about the session's events
 	toldThreads int
 	toldLost    uint64
+	toldTarget  sampler.TargetState
+	toldNotes   int // of arm.notes
 
 	mu   sync.Mutex
 	snap tui.Snapshot
@@ -116,9 +118,10 @@ func (l *live) run(ctx context.Context) {
 	l.publish()
 	// The builder is read through l.b on every batch: Reset replaces it.
 	notes, err := runArmed(ctx, l.sess, l.arm, func() *builder { return l.b }, func() { l.dirty = true })
-	for _, n := range append(notes, l.arm.notes...) {
+	for _, n := range append(notes, l.arm.notes[l.toldNotes:]...) {
 		l.send(tui.StatusMsg{Text: n})
 	}
+	l.toldNotes = len(l.arm.notes)
 	if err != nil {
 		l.send(tui.ErrorMsg{Err: err})
 		return
@@ -126,8 +129,10 @@ func (l *live) run(ctx context.Context) {
 	if !l.sess.Exited() {
 		return
 	}
-	l.send(tui.StatusMsg{Text: "target exited: the profile is frozen; browse and export it"})
+	// The last snapshot first: its news (threads gone) must not push the
+	// exit off the status line.
 	l.publish()
+	l.send(tui.StatusMsg{Text: exitReport(l.sess.Config(), l.sess) + ": the profile is frozen; browse and export it"})
 	// Keep serving actions (export, toggles) until the TUI quits.
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -151,6 +156,11 @@ func (l *live) tick() {
 		default:
 		}
 		break
+	}
+	l.tellArming()
+	if t := l.sess.Target(); t.Stopped != l.toldTarget.Stopped || t.Stops != l.toldTarget.Stops {
+		// A stopped target sends no samples: show the stop all the same.
+		l.dirty = true
 	}
 	if l.dirty && time.Since(l.lastSnap) >= 200*time.Millisecond {
 		l.publish()
@@ -295,12 +305,14 @@ func (l *live) changeRate(up bool) {
 		f = 9999
 	}
 	err := l.sess.ReconfigureWith(func(c *sampler.Config) { c.Freq = f }, l.b.handle)
+	if l.b.weights != nil {
+		// Reopened events, even the old ones after a failure, count
+		// from zero.
+		l.b.weights.reset(l.sess.Generation())
+	}
 	if err != nil {
 		l.send(tui.ErrorMsg{Err: err})
 		return
-	}
-	if l.b.weights != nil {
-		l.b.weights.reset(l.sess.Generation())
 	}
 	l.send(tui.StatusMsg{Text: fmt.Sprintf("sampling at %d Hz", f)})
 }
@@ -384,6 +396,11 @@ func (l *live) publish() {
 	switch {
 	case l.sess.Exited():
 		state = "target exited"
+		if _, killed := l.sess.ExitSignal(); killed {
+			state = "target killed"
+		}
+	case l.sess.Target().Stopped:
+		state = "target stopped"
 	case l.paused:
 		state = "paused"
 	}
@@ -455,8 +472,48 @@ func (l *live) tellEvents(st sampler.Stats) {
 		l.send(tui.StatusMsg{Text: fmt.Sprintf("threads: %d → %d", l.toldThreads, st.Threads)})
 	}
 	l.toldThreads = st.Threads
+	l.tellTarget()
 	if st.Lost > l.toldLost {
 		l.send(tui.StatusMsg{Text: fmt.Sprintf("%d records lost (the rings filled faster than cctop read them; %d in all): lower the rate with [", st.Lost-l.toldLost, st.Lost)})
 		l.toldLost = st.Lost
+	}
+}
+
+// tellTarget puts what the target did since the last snapshot on the
+// status line: stopped or continued, processes started, programs run.
+func (l *live) tellTarget() {
+	t, was := l.sess.Target(), l.toldTarget
+	l.toldTarget = t
+	switch {
+	case t.Stopped && (!was.Stopped || t.Stops != was.Stops):
+		l.send(tui.StatusMsg{Text: "target stopped (SIGSTOP or a debugger): no samples until it continues"})
+	case !t.Stopped && t.Stops > was.Stops:
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target was stopped and continued (%s stopped in all)", t.StoppedFor.Round(100*time.Millisecond))})
+	case was.Stopped && !t.Stopped:
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target continued after %s stopped", (t.StoppedFor - was.StoppedFor).Round(100*time.Millisecond))})
+	}
+	if t.Execs > was.Execs {
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target executed %s: its samples are kept with the earlier ones", t.Exec)})
+	}
+	if t.Processes > was.Processes {
+		n := t.Processes - was.Processes
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target started %d child %s (%d in all, sampled with it)", n, plural(int(n), "process", "processes"), t.Processes)})
+	}
+	if t.Missed > was.Missed && was.Missed == 0 {
+		l.send(tui.StatusMsg{Text: "short-lived threads end before cctop can open their events: their samples are missing (--calls none samples them)"})
+	}
+}
+
+// tellArming puts what the automatic counters decided on the status line as
+// it happens, and shows time when counting stopped before it counted
+// anything: the calls metric would show an empty profile.
+func (l *live) tellArming() {
+	for _, n := range l.arm.notes[l.toldNotes:] {
+		l.send(tui.StatusMsg{Text: n})
+	}
+	l.toldNotes = len(l.arm.notes)
+	if l.arm.giveUp && l.metric == "calls" && l.b.tree.Total().Calls == 0 {
+		l.metric = "time"
+		l.dirty = true
 	}
 }

@@ -80,6 +80,9 @@ func (l *live) cycleTrigger() {
 		if err := l.sess.ReconfigureWith(func(c *sampler.Config) { *c = old }, l.b.handle); err != nil {
 			l.send(tui.ErrorMsg{Err: err})
 		}
+		if w := l.b.weights; w != nil {
+			w.reset(l.sess.Generation())
+		}
 		return
 	}
 	l.plan.trigger = to

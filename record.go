@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -72,6 +71,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 // counters are armed between rounds, since re-arming needs the sampler out
 // of Run: a round ends when the profile says it is time.
 func runArmed(ctx context.Context, sess *sampler.Session, arm *armer, cur func() *builder, afterBatch func()) (notes []string, err error) {
+	arm.sess = sess
 	for {
 		round, cancel := context.WithCancel(ctx)
 		armNow := false
@@ -256,17 +256,11 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	for _, l := range b.bounds() {
 		fmt.Fprintf(w, "cctop: %s\n", l)
 	}
-	for _, n := range append(sess.Notes(), rec.notes...) {
+	for _, n := range append(append(sess.Notes(), rec.notes...), faultNotes(sess.Target(), st)...) {
 		fmt.Fprintf(w, "cctop: note: %s\n", n)
 	}
-	if len(cfg.Argv) > 0 {
-		if code, sig := sess.ExitCode(); sig != "" {
-			fmt.Fprintf(w, "cctop: %s was killed by %s\n", filepath.Base(cfg.Argv[0]), sig)
-		} else if code >= 0 {
-			fmt.Fprintf(w, "cctop: %s exited with status %d\n", filepath.Base(cfg.Argv[0]), code)
-		}
-	} else if sess.Exited() {
-		fmt.Fprintf(w, "cctop: process %d exited\n", cfg.PID)
+	if s := targetSummary(cfg, sess); s != "" {
+		fmt.Fprintf(w, "cctop: %s\n", s)
 	}
 	flat := b.tree.Flat()
 	total := b.tree.Total()

@@ -278,7 +278,7 @@ func TestRecordInterrupt(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("record did not finish after %v", sig)
 			}
-			if !strings.Contains(stderr.String(), "killed by terminated") && !strings.Contains(stderr.String(), "exited with status") {
+			if !strings.Contains(stderr.String(), "killed by SIGTERM") && !strings.Contains(stderr.String(), "exited with status") {
 				t.Errorf("no exit report:\n%s", stderr.String())
 			}
 			b, err := os.ReadFile(filepath.Join(dir, "i.folded"))

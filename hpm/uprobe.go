@@ -48,7 +48,11 @@ func ResolveTargets(binary string, funcs []string) ([]Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot place a uprobe on %q in %s: %w", f, binary, err)
 		}
-		ts = append(ts, Target{Func: f, Path: binary, Offset: off})
+		t := Target{Func: f, Path: binary, Offset: off}
+		if err := t.stepsSafely(); err != nil {
+			return nil, fmt.Errorf("cannot place a uprobe on %q in %s: %w", f, binary, err)
+		}
+		ts = append(ts, t)
 	}
 	return ts, nil
 }
@@ -95,9 +99,53 @@ func HottestFunctions(flat []FuncSample, k int) []Target {
 		if err != nil {
 			continue // stripped, or a name the symbolizer made up
 		}
-		ts = append(ts, Target{Func: kk.name, Path: kk.module, Offset: off})
+		t := Target{Func: kk.name, Path: kk.module, Offset: off}
+		if t.stepsSafely() != nil {
+			continue
+		}
+		ts = append(ts, t)
 	}
 	return ts
+}
+
+// errEVEX: the kernel (6.18 here) runs an AVX-512 (EVEX-encoded)
+// instruction under a uprobe wrongly, and the target dies of SIGSEGV: glibc's
+// __strchr_evex and __strchrnul_evex, the string functions it picks on
+// AVX-512 machines, start with one.
+var errEVEX = errors.New("its first instruction is AVX-512 (EVEX-encoded), which the kernel's uprobes execute wrongly: the program would crash")
+
+// stepsSafely reports whether the probed instruction is one the kernel can
+// run from under a uprobe. Only amd64 files are looked at.
+func (t Target) stepsSafely() error {
+	f, err := os.Open(t.Path)
+	if err != nil {
+		return nil // the sampler will say
+	}
+	defer f.Close()
+	ef, err := elf.NewFile(f)
+	if err != nil || ef.Machine != elf.EM_X86_64 {
+		return nil
+	}
+	code := make([]byte, 16)
+	n, _ := f.ReadAt(code, int64(t.Offset))
+	if evex(code[:n]) {
+		return errEVEX
+	}
+	return nil
+}
+
+// evex reports whether the amd64 instruction at the start of code is
+// EVEX-encoded: its first byte past the legacy prefixes is 0x62 (BOUND,
+// which 0x62 was outside 64-bit mode, does not exist there).
+func evex(code []byte) bool {
+	for _, b := range code {
+		switch b {
+		case 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3:
+			continue // legacy prefixes
+		}
+		return b == 0x62
+	}
+	return false
 }
 
 // probeable rules out what an entry uprobe cannot or must not sit on, before

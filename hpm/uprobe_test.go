@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cctop/cctop/symbol"
 )
 
 func testBinary(t *testing.T) string {
@@ -194,5 +196,39 @@ func TestGoStackCheckLen(t *testing.T) {
 		if got := goStackCheckLen(c.code); got != c.want {
 			t.Errorf("%s: %d, want %d", c.what, got, c.want)
 		}
+	}
+}
+
+// TestEVEX: probes are kept off AVX-512 instructions, which the kernel runs
+// wrongly under a uprobe (the target died of SIGSEGV with a probe on glibc's
+// __strchr_evex).
+func TestEVEX(t *testing.T) {
+	for _, c := range []struct {
+		code []byte
+		want bool
+	}{
+		{[]byte{0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce}, true}, // vpbroadcastb %esi,%ymm17
+		{[]byte{0x67, 0x62, 0xe1, 0xfe, 0x28, 0x6f}, true}, // with an address-size prefix
+		{[]byte{0xc5, 0xf9, 0x6e, 0xc6}, false},            // vmovd %esi,%xmm0 (VEX: runs fine)
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfa}, false},            // endbr64
+		{[]byte{0x55}, false},                              // push %rbp
+		{nil, false},
+	} {
+		if got := evex(c.code); got != c.want {
+			t.Errorf("evex(% x) = %v, want %v", c.code, got, c.want)
+		}
+	}
+	// glibc's own, where the machine has AVX-512 variants.
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	off, err := symbol.FuncOffset(libc, "__strchr_evex")
+	if err != nil {
+		t.Skipf("no __strchr_evex in %s: %v", libc, err)
+	}
+	tg := Target{Func: "__strchr_evex", Path: libc, Offset: off}
+	if err := tg.stepsSafely(); err == nil {
+		t.Errorf("a probe on __strchr_evex passes")
+	}
+	if ts := HottestFunctions([]FuncSample{{"__strchr_evex", libc, 100}, {"malloc", libc, 50}}, 4); len(ts) != 1 || ts[0].Func != "malloc" {
+		t.Errorf("HottestFunctions picked %v", ts)
 	}
 }

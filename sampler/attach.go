@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,18 @@ func (s *Session) attach() error {
 // openAllThreads opens events on every thread of the target, walking the
 // thread list again until no thread appeared meanwhile, then the AllTasks
 // groups.
+//
+// The events are opened disabled and enabled together at the end, as perf
+// does: opening hundreds of threads' events takes a while on a busy
+// machine, and events that sampled meanwhile would fill the rings before
+// anything reads them (records lost), and start each thread's profile at a
+// different time.
 func (s *Session) openAllThreads() error {
+	if s.generation > 0 {
+		s.adoptChildren()
+	}
+	s.opening = true
+	defer func() { s.opening = false }()
 	for round := 0; round < 10; round++ {
 		added, err := s.scanThreads()
 		if err != nil {
@@ -48,23 +60,56 @@ func (s *Session) openAllThreads() error {
 	if len(s.tidFDs) == 0 {
 		return &noProcessError{s.pid}
 	}
-	return s.openAllTasks()
+	if err := s.openAllTasks(); err != nil {
+		return err
+	}
+	if err := s.Resume(); err != nil {
+		s.note("enabling the events: " + err.Error())
+	}
+	return nil
 }
 
-// scanThreads opens events for threads of the target not yet covered.
+// scanThreads opens events for threads of the target not yet covered: the
+// threads of its process and of the child processes it started.
 func (s *Session) scanThreads() (added int, err error) {
 	s.lastScan = time.Now()
-	tids, err := listThreads(s.pid)
-	if err != nil {
-		if len(s.tidFDs) > 0 {
-			return 0, nil // the process is exiting
+	type task struct{ pid, tid int }
+	var fresh []task
+	listed := map[int]bool{}
+	complete := true
+	for _, pid := range s.processes() {
+		tids, err := listThreads(pid)
+		if err != nil {
+			if pid == s.pid && len(s.tidFDs) == 0 {
+				return 0, &noProcessError{s.pid}
+			}
+			complete = false
+			continue // exiting
 		}
-		return 0, &noProcessError{s.pid}
+		for _, tid := range tids {
+			listed[tid] = true
+			if _, ok := s.tidFDs[tid]; !ok {
+				fresh = append(fresh, task{pid, tid})
+			}
+		}
 	}
-	for _, tid := range tids {
-		if _, ok := s.tidFDs[tid]; ok {
-			continue
+	if complete && s.cfg.Follow {
+		// A thread that ended without events of its own left no EXIT
+		// record: forget it here.
+		for tid := range s.alive {
+			if !listed[tid] {
+				s.exited1(tid)
+			}
 		}
+	}
+	if len(fresh) == 0 {
+		return 0, nil
+	}
+	if err := s.ensureFiles(len(fresh)); err != nil {
+		return 0, err
+	}
+	for _, t := range fresh {
+		pid, tid := t.pid, t.tid
 		if err := s.openWithFallbacks(tid); err != nil {
 			var gone *noProcessError
 			if errors.As(err, &gone) {
@@ -73,15 +118,91 @@ func (s *Session) scanThreads() (added int, err error) {
 			return added, err
 		}
 		added++
+		s.direct(tid)
 		if !s.alive[tid] {
 			s.alive[tid] = true
 			s.stats.threads.Add(1)
 		}
 		if s.generation == 0 {
-			s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(s.pid), TID: uint32(tid), Comm: readComm(s.pid, tid)})
+			s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(pid), TID: uint32(tid), Comm: readComm(pid, tid)})
 		}
 	}
 	return added, nil
+}
+
+// adoptChildren adds to the target's processes those it started while no
+// events were open to report it (during Reconfigure), found through
+// /proc/PID/task/TID/children, and theirs: processes started since cctop
+// began (older children were not the target's to follow when it attached).
+func (s *Session) adoptChildren() {
+	queue := s.processes()
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		tids, _ := listThreads(pid)
+		for _, tid := range tids {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, tid))
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				child, err := strconv.Atoi(f)
+				if err != nil || s.procs[child] || startTicks(child) < s.startTicks {
+					continue
+				}
+				s.procs[child] = true
+				s.stats.processes.Add(1)
+				queue = append(queue, child)
+			}
+		}
+	}
+}
+
+// startTicks is when process pid started, in clock ticks (USER_HZ, 100 a
+// second) since boot; 0 if unknown.
+func startTicks(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	// After ") ": state is field 3; starttime is field 22.
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[19], 10, 64)
+	return n
+}
+
+// uptimeTicks is the time since boot in clock ticks, as startTicks counts.
+func uptimeTicks() uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	sec, _ := strconv.ParseFloat(f[0], 64)
+	return uint64(sec * 100)
+}
+
+// processes are the target's process, then the child processes it started
+// that have not exited, in order.
+func (s *Session) processes() []int {
+	pids := make([]int, 0, len(s.procs))
+	for pid := range s.procs {
+		if pid != s.pid {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return append([]int{s.pid}, pids...)
 }
 
 func listThreads(pid int) ([]int, error) {

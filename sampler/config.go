@@ -79,3 +79,14 @@ type Group struct {
 func (c *Config) groups() []Group {
 	return append([]Group{{Leader: c.Leader, Freq: c.Freq, Period: c.Period, Members: c.Members}}, c.Extra...)
 }
+
+// TargetState says what became of the target besides its samples.
+type TargetState struct {
+	Stopped    bool          // stopped now (SIGSTOP, SIGTSTP, a debugger)
+	Stops      int           // times it was seen stopped
+	StoppedFor time.Duration // time spent stopped, the current stop included
+	Processes  uint64        // child processes it started, sampled with it
+	Execs      uint64        // programs its processes executed
+	Exec       string        // the command name after the last exec
+	Missed     uint64        // threads gone before cctop could open events on them
+}

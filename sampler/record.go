@@ -202,6 +202,9 @@ func (d *decoder) setFormat(id uint64, f *Format) {
 	d.byID[id] = f
 }
 
+// forget drops the format of a closed event's samples.
+func (d *decoder) forget(id uint64) { delete(d.byID, id) }
+
 // cursor reads native-endian fields from a record body, remembering whether
 // it ran past the end instead of panicking.
 type cursor struct {

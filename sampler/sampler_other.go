@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +29,11 @@ func (*Session) Stats() Stats                                 { return Stats{} }
 func (*Session) ExitStatus() *os.ProcessState                 { return nil }
 func (*Session) ExitCode() (int, string)                      { return -1, "" }
 func (*Session) Exited() bool                                 { return true }
+func (*Session) Target() TargetState                          { return TargetState{} }
+func (*Session) CPUs() int                                    { return 0 }
+func MayLockMemory() bool                                     { return false }
+func (*Session) ExitSignal() (syscall.Signal, bool)           { return 0, false }
+func SignalName(sig syscall.Signal) string                    { return sig.String() }
 func (*Session) Stop(time.Duration)                           {}
 func (*Session) Close() error                                 { return nil }
 func ProbeEvent(EventSpec, bool) error                        { return errNotLinux }

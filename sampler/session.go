@@ -32,8 +32,8 @@ type Session struct {
 	procs      map[int]bool // the target's processes
 	groups     []groupAttrs
 	generation int
-	leaders    []int  // group leader descriptors, for pause and resume
-	idle       func() // called on every wake of Run
+	leaders    map[int]bool // group leader descriptors, for pause and resume
+	idle       func()       // called on every wake of Run
 	epfd       int
 	waiter     *waiter // owns epfd
 	pidfd      int
@@ -47,15 +47,53 @@ type Session struct {
 	closed     bool
 	notes      []string
 	excludeK   bool
+	// followAuto: Follow was set because of per-thread uprobes, and goes
+	// when they do; pollBefore is the poll interval it replaced.
+	followAuto bool
+	pollBefore time.Duration
+	opening    bool // events are opened disabled (openAllThreads)
+
+	// The reader goroutine of the current Run (reader.go). readMu keeps it
+	// off the rings while drain reads them itself and while Reconfigure
+	// replaces them; ringList is the rings it reads.
+	rd        *reader
+	readMu    sync.Mutex
+	ringList  atomic.Pointer[[]*ring]
+	poll      atomic.Int64 // cfg.PollInterval, for the reader
+	ringBytes atomic.Int64 // the data areas of ringList
+
+	fdID map[int]uint64 // by descriptor: its event's ID, to forget it on close
+	// IDs of closed events, forgotten one drain later: their thread's last
+	// samples may still sit in another CPU's ring.
+	retired, retiring []uint64
+	// The same for child processes that exited: samples of theirs may
+	// still be in the rings.
+	procsRetired, procsRetiring []int
+	// Tasks whose EXIT record was read before their FORK record (written
+	// on another CPU, whose ring was read first), until the drain after.
+	early, earlier map[int]bool
+	// With inherited events: every live task of the target that is sampled
+	// by the events of a directly opened thread (its own or inherited from
+	// it), and how many live tasks each directly opened thread's events
+	// sample. A thread's events stay open until the last of them is gone:
+	// closing them would end the sampling of every task that inherited them.
+	root  map[int]int
+	heirs map[int]int
 
 	stats struct {
 		samples, lost, throttled, corrupt, threadsNew atomic.Uint64
+		processes, execs, missed                      atomic.Uint64
 		threads                                       atomic.Int64
 	}
 	mu         sync.Mutex
 	exitStatus *os.ProcessState
+	state      targetState // guarded by mu
 	lastScan   time.Time
+	lastCheck  time.Time // of the target's run state
+	lastLost   uint64    // stats.lost at the last reconcile
 	alive      map[int]bool
+	files      fileLimit
+	startTicks uint64 // when the session began, as startTicks counts
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
@@ -83,10 +121,14 @@ func Open(cfg Config) (*Session, error) {
 	s := &Session{
 		cfg: cfg, cpus: cpus, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, owners: map[int]bool{}, tidFDs: map[int][]int{},
-		ids: map[uint64]EventRef{}, alive: map[int]bool{}, procs: map[int]bool{},
+		ids: map[uint64]EventRef{}, fdID: map[int]uint64{}, alive: map[int]bool{}, procs: map[int]bool{},
+		root: map[int]int{}, heirs: map[int]int{}, leaders: map[int]bool{},
+		early: map[int]bool{}, earlier: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly
+	s.startTicks = uptimeTicks()
 	s.followForUprobes()
+	s.poll.Store(int64(s.cfg.PollInterval))
 	if err := s.buildAttrs(); err != nil {
 		return nil, err
 	}
@@ -111,6 +153,7 @@ func Open(cfg Config) (*Session, error) {
 			s.note(n)
 		}
 	}
+	s.startReader()
 	return s, nil
 }
 
@@ -205,27 +248,40 @@ func (s *Session) buildAttrs() error {
 // fails with EFAULT.
 func (s *Session) followForUprobes() {
 	if s.cfg.Follow {
+		if s.followAuto && !s.perThreadUprobes() {
+			// No uprobe left to follow threads for: back to inheritance,
+			// which samples a new thread from its first instruction.
+			s.cfg.Follow, s.cfg.PollInterval, s.followAuto = false, s.pollBefore, false
+		}
 		return
 	}
-	for gi, g := range s.cfg.groups() {
-		if g.AllTasks && gi > 0 {
-			continue
-		}
-		if g.hasUprobe() {
-			s.cfg.Follow = true
-			s.note(fmt.Sprintf("uprobe events cannot be inherited by new threads: cctop opens events on each new thread itself, within about %v of its creation", followPoll))
-			// A new thread runs unsampled until its FORK record is read,
-			// and sideband records wake no reader: poll often. Not too
-			// often: every wake-up of an idle Go process costs (the
-			// runtime's sysmon thread wakes with it), and a 2 ms poll
-			// alone took 1.8% of a core here.
-			if s.cfg.PollInterval > followPoll {
-				s.cfg.PollInterval = followPoll
-			}
-			return
+	if s.perThreadUprobes() {
+		s.followAuto, s.pollBefore = true, s.cfg.PollInterval
+		s.cfg.Follow = true
+		s.note(fmt.Sprintf("uprobe events cannot be inherited by new threads: cctop opens events on each new thread itself, within about %v of its creation", followPoll))
+		// A new thread runs unsampled until its FORK record is read,
+		// and sideband records wake no reader: poll often. Not too
+		// often: every wake-up of an idle Go process costs (the
+		// runtime's sysmon thread wakes with it), and a 2 ms poll
+		// alone took 1.8% of a core here.
+		if s.cfg.PollInterval > followPoll {
+			s.cfg.PollInterval = followPoll
 		}
 	}
 }
+
+// perThreadUprobes reports whether any event opened per thread is a uprobe.
+func (s *Session) perThreadUprobes() bool {
+	for gi, g := range s.cfg.groups() {
+		if !(g.AllTasks && gi > 0) && g.hasUprobe() {
+			return true
+		}
+	}
+	return false
+}
+
+// CPUs is how many CPUs are sampled: every thread has an event group on each.
+func (s *Session) CPUs() int { return len(s.cpus) }
 
 // ProbeEvents is how many open events close slowly: with uprobes in the
 // configuration, every event of it (the kernel unregisters a uprobe on
@@ -256,9 +312,13 @@ func (s *Session) DetachEvents() []*os.File {
 	for _, fd := range append(s.cpuFDs, s.exitedFDs...) {
 		files = append(files, os.NewFile(uintptr(fd), "perf_event"))
 	}
+	s.stopReader()
+	s.readMu.Lock()
+	s.ringList.Store(nil)
 	for _, r := range s.rings {
 		r.close()
 	}
+	s.readMu.Unlock()
 	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders, s.exitedFDs = nil, nil, nil, nil, nil, nil
 	return files
 }
@@ -354,6 +414,9 @@ func (s *Session) openThread(tid int) error {
 	}
 	var fds []int
 	fail := func(err error) error {
+		for _, fd := range fds {
+			s.forget(fd)
+		}
 		closeAll(fds)
 		return err
 	}
@@ -364,6 +427,9 @@ func (s *Session) openThread(tid int) error {
 				continue
 			}
 			attr := g.leader
+			if s.opening {
+				attr.Bits |= unix.PerfBitDisabled // see openAllThreads
+			}
 			fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fail(err)
@@ -372,7 +438,7 @@ func (s *Session) openThread(tid int) error {
 			if err := s.recordID(fd, gi, 0); err != nil {
 				return fail(err)
 			}
-			s.leaders = append(s.leaders, fd)
+			s.leaders[fd] = true
 			for mi := range g.members {
 				ma := g.members[mi]
 				mfd, err := unix.PerfEventOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
@@ -417,6 +483,7 @@ func (s *Session) openThread(tid int) error {
 			s.rings[cpu] = r
 			s.ringFD[cpu] = fd
 			s.owners[fd] = true
+			s.publishRings()
 		}
 	}
 	s.tidFDs[tid] = fds
@@ -429,6 +496,7 @@ func (s *Session) recordID(fd, group, member int) error {
 		return fmt.Errorf("event id: %w", err)
 	}
 	s.ids[id] = EventRef{Group: group, Member: member}
+	s.fdID[fd] = id
 	if member == 0 {
 		s.decoder.setFormat(id, &s.groups[group].format)
 	}
@@ -455,8 +523,10 @@ func (s *Session) closeThread(tid int) {
 		case s.owners[fd]:
 			keep = append(keep, fd)
 		case slow:
+			s.forget(fd)
 			s.exitedFDs = append(s.exitedFDs, fd)
 		default:
+			s.forget(fd)
 			unix.Close(fd)
 		}
 	}
@@ -474,6 +544,32 @@ func (s *Session) closeThread(tid int) {
 // maxExitedFDs bounds the events of exited threads kept open: a target
 // that keeps making threads must not use up the descriptors.
 const maxExitedFDs = 4096
+
+// forget drops what the session knows of an event about to be closed. Its
+// ID is kept until the drain after next, for samples still in the rings.
+func (s *Session) forget(fd int) {
+	delete(s.leaders, fd)
+	if id, ok := s.fdID[fd]; ok {
+		delete(s.fdID, fd)
+		s.retired = append(s.retired, id)
+	}
+}
+
+// forgetRetired forgets the IDs of events closed before the previous drain:
+// every record they wrote has been read since.
+func (s *Session) forgetRetired() {
+	for _, id := range s.retiring {
+		delete(s.ids, id)
+		s.decoder.forget(id)
+	}
+	s.retiring, s.retired = s.retired, s.retiring[:0]
+	for _, pid := range s.procsRetiring {
+		delete(s.procs, pid)
+	}
+	s.procsRetiring, s.procsRetired = s.procsRetired, s.procsRetiring[:0]
+	clear(s.earlier)
+	s.earlier, s.early = s.early, s.earlier
+}
 
 func closeAll(fds []int) {
 	for _, fd := range fds {
@@ -505,7 +601,7 @@ func (s *Session) openErr(err error, tid int) error {
 		}
 		return fmt.Errorf("event %s is not supported by this kernel: %v", s.cfg.Leader.Name, err)
 	case unix.EMFILE, unix.ENFILE:
-		return fmt.Errorf("too many open files for %d threads x %d CPUs: raise `ulimit -n`", len(s.tidFDs)+1, len(s.cpus))
+		return s.files.tooFew(len(s.tidFDs)+1, s.fdsPerThread())
 	}
 	return fmt.Errorf("perf_event_open: %w", err)
 }
@@ -524,12 +620,15 @@ func (s *Session) openAllTasks() error {
 				continue
 			}
 			attr := g.leader
+			if s.opening {
+				attr.Bits |= unix.PerfBitDisabled
+			}
 			fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fmt.Errorf("%s on CPU %d: %w", g.name, cpu, s.openErr(err, -1))
 			}
 			s.cpuFDs = append(s.cpuFDs, fd)
-			s.leaders = append(s.leaders, fd)
+			s.leaders[fd] = true
 			if err := s.recordID(fd, gi, 0); err != nil {
 				return err
 			}
@@ -586,7 +685,6 @@ func (s *Session) openWithFallbacks(tid int) error {
 // Run reads the rings until the target exits or ctx ends, calling fn with
 // each batch of records in time order. fn must not keep the batch.
 func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
-	events := make([]unix.EpollEvent, len(s.cpus)+2)
 	if len(s.pending) > 0 {
 		s.drain(fn)
 	}
@@ -595,30 +693,30 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 			s.drain(fn)
 			return nil
 		}
-		n, err := s.waiter.wait(events, s.cfg.PollInterval)
-		if err != nil {
-			return fmt.Errorf("epoll_wait: %w", err)
-		}
-		for i := 0; i < n; i++ {
-			ev := events[i]
-			if int(ev.Fd) == s.pidfd {
-				s.exited.Store(true)
-				continue
+		var c *chunk
+		select {
+		case c = <-s.rd.full:
+		case <-s.rd.done:
+			// The reader ended: its wait failed, or the session closed.
+			if s.rd.err != nil {
+				return fmt.Errorf("epoll_wait: %w", s.rd.err)
 			}
-			if ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-				// The event's task is gone; level-triggered HUP would spin.
-				// Its ring is still drained below.
-				unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, int(ev.Fd), nil)
-			}
+			return nil
+		case <-ctx.Done():
+			continue
 		}
-		s.drain(fn)
+		s.process(c, fn)
 		if s.cfg.Follow && time.Since(s.lastScan) > 200*time.Millisecond {
-			s.scanThreads()
+			if _, err := s.scanThreads(); err != nil && !errors.Is(err, ErrNoProcess) {
+				s.tellFiles(err)
+			}
 		}
+		s.watch()
 		if s.idle != nil {
 			s.idle()
 		}
 		if s.exited.Load() {
+			s.endStop()
 			s.reap()
 			s.drain(fn)
 			return nil
@@ -626,34 +724,72 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 	}
 }
 
-// drain empties every ring into one batch and hands it to fn.
-func (s *Session) drain(fn func(*Batch)) {
-	b := &s.batch
-	b.reset()
-	for _, r := range s.pending {
-		b.add(&r)
+// process hands fn one batch of c's records and those of any other chunk
+// already queued.
+func (s *Session) process(c *chunk, fn func(*Batch)) {
+	b := s.startBatch()
+	s.decodeChunk(c, b)
+	for more := true; more; {
+		select {
+		case c := <-s.rd.full:
+			s.decodeChunk(c, b)
+		default:
+			more = false
+		}
 	}
-	s.pending = s.pending[:0]
+	s.endBatch(b, fn)
+}
+
+// drain hands fn every record not yet handed on, in one batch: those the
+// reader queued, then those still in the rings.
+func (s *Session) drain(fn func(*Batch)) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	s.drainLocked(fn)
+}
+
+// drainLocked is drain with readMu held.
+func (s *Session) drainLocked(fn func(*Batch)) {
+	b := s.startBatch()
+	if s.rd != nil {
+		// Oldest first: what the reader copied out before.
+		for more := true; more; {
+			select {
+			case c := <-s.rd.full:
+				s.decodeChunk(c, b)
+			default:
+				more = false
+			}
+		}
+	}
 	var rec Record
 	for _, cpu := range s.cpus {
 		r := s.rings[cpu]
 		if r == nil {
 			continue
 		}
-		_, corrupt := r.readAll(func(raw []byte) {
-			ok, err := s.decoder.decode(raw, &rec)
-			if err != nil {
-				s.stats.corrupt.Add(1)
-				return
-			}
-			if ok && s.account(&rec) {
-				b.add(&rec)
-			}
-		})
+		_, corrupt := r.readAll(func(raw []byte) { s.decodeRecord(raw, &rec, b) })
 		if corrupt {
 			s.stats.corrupt.Add(1)
 		}
 	}
+	s.endBatch(b, fn)
+}
+
+// startBatch resets the batch, with the records cctop made up first.
+func (s *Session) startBatch() *Batch {
+	b := &s.batch
+	b.reset()
+	for _, r := range s.pending {
+		b.add(&r)
+	}
+	s.pending = s.pending[:0]
+	return b
+}
+
+// endBatch orders the batch and hands it to fn; one drain is over.
+func (s *Session) endBatch(b *Batch, fn func(*Batch)) {
+	s.forgetRetired()
 	if len(b.Records) == 0 {
 		return
 	}
@@ -675,27 +811,130 @@ func (s *Session) account(r *Record) bool {
 	case KindThrottle:
 		s.stats.throttled.Add(1)
 	case KindFork:
-		if r.PID != r.PPID && s.procs[int(r.PPID)] {
+		if s.early[int(r.TID)] || s.earlier[int(r.TID)] {
+			// Its EXIT came first: it is gone already.
+			delete(s.early, int(r.TID))
+			delete(s.earlier, int(r.TID))
+			s.stats.threadsNew.Add(1)
+			return true
+		}
+		if r.PID != r.PPID && s.procs[int(r.PPID)] && !s.procs[int(r.PID)] {
 			s.procs[int(r.PID)] = true
+			s.stats.processes.Add(1)
 		}
 		if !s.alive[int(r.TID)] {
 			s.alive[int(r.TID)] = true
 			s.stats.threads.Add(1)
 			s.stats.threadsNew.Add(1)
 		}
-		if s.cfg.Follow && int(r.PID) == s.pid {
-			if err := s.openThread(int(r.TID)); err != nil && !errors.Is(err, unix.ESRCH) {
-				s.note(fmt.Sprintf("thread %d not sampled: %v", r.TID, err))
-			}
-		}
+		s.forked(int(r.TID), int(r.PTID), int(r.PID))
 	case KindExit:
-		if s.alive[int(r.TID)] {
-			delete(s.alive, int(r.TID))
-			s.stats.threads.Add(-1)
+		if _, ok := s.root[int(r.TID)]; !ok && !s.alive[int(r.TID)] {
+			s.early[int(r.TID)] = true
 		}
-		s.closeThread(int(r.TID))
+		s.exited1(int(r.TID))
+	case KindComm:
+		if r.Exec() && s.procs[int(r.PID)] {
+			s.stats.execs.Add(1)
+			s.mu.Lock()
+			s.state.exec = r.Comm
+			s.mu.Unlock()
+		}
 	}
 	return true
+}
+
+// forked takes a new task of the target: with inherited events it is
+// sampled by its creator's, else cctop opens events on it now, whichever of
+// the target's processes it belongs to.
+func (s *Session) forked(tid, ptid, pid int) {
+	if s.cfg.Follow {
+		if !s.procs[pid] || s.exited.Load() {
+			return
+		}
+		err := s.openThread(tid)
+		switch {
+		case err == nil:
+		case errors.Is(err, unix.ESRCH):
+			// Gone before its events could be opened: none of its
+			// samples were taken, and no EXIT record will come.
+			s.stats.missed.Add(1)
+			s.exited1(tid)
+		case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
+			if s.ensureFiles(1) == nil && s.openThread(tid) == nil {
+				return
+			}
+			s.stats.missed.Add(1)
+			s.tellFiles(s.files.tooFew(len(s.tidFDs)+1, s.fdsPerThread()))
+		default:
+			s.stats.missed.Add(1)
+			s.note(fmt.Sprintf("thread %d not sampled: %v", tid, err))
+		}
+		return
+	}
+	r, ok := s.root[ptid]
+	if !ok {
+		return
+	}
+	if s.root[tid] == tid {
+		// Opened directly while its creator, already sampled, was
+		// creating it: it inherited its creator's events as well, and
+		// would be sampled twice.
+		s.release(tid)
+	}
+	s.root[tid] = r
+	s.heirs[r]++
+}
+
+// exited1 takes the exit of one of the target's tasks.
+func (s *Session) exited1(tid int) {
+	if s.alive[tid] {
+		delete(s.alive, tid)
+		s.stats.threads.Add(-1)
+	}
+	if tid != s.pid && s.procs[tid] {
+		// A child process's first thread: the process is ending.
+		s.procsRetired = append(s.procsRetired, tid)
+	}
+	if s.cfg.Follow {
+		s.closeThread(tid)
+		return
+	}
+	if _, ok := s.root[tid]; ok {
+		s.release(tid)
+		delete(s.root, tid)
+	}
+}
+
+// release ends tid's use of the events it is sampled by, and closes them
+// when no other live task uses them.
+func (s *Session) release(tid int) {
+	r := s.root[tid]
+	if s.heirs[r]--; s.heirs[r] <= 0 {
+		delete(s.heirs, r)
+		s.closeThread(r)
+	}
+}
+
+// direct records that tid is sampled by events opened on it.
+func (s *Session) direct(tid int) {
+	if s.cfg.Follow {
+		return
+	}
+	if _, ok := s.root[tid]; !ok {
+		s.root[tid] = tid
+		s.heirs[tid]++
+	}
+}
+
+// tellFiles notes, once, that new threads go unsampled for err (a
+// descriptor limit, say).
+func (s *Session) tellFiles(err error) {
+	if s.files.told {
+		return
+	}
+	s.files.told = true
+	s.note("new threads not sampled: " + err.Error())
 }
 
 // Reconfigure replaces the counters read with the primary group (to arm
@@ -707,26 +946,55 @@ func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
 // ReconfigureWith changes the sampling configuration (rate, trigger,
 // counters) without stopping the target: records still in the rings go to
 // fn, every event is closed, and new ones, set up by change, are opened on
-// every live thread of the target. Counters of the new set start from zero
-// on each thread. Children the target forked are not followed past this
-// point. The target and its process stay as they were.
+// every live thread of the target and of the child processes it started.
+// Counters of the new set start from zero on each thread. When the new set
+// cannot be opened, the old one is opened again and the error says so. The
+// target and its processes stay as they were.
 func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
-	s.drain(fn)
-	for fd := range s.owners {
-		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-	}
+	// The reader stays off the rings until the new ones are in place.
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	s.drainLocked(fn)
 	// Closing a uprobe event waits for the kernel to unregister it (about
 	// 0.1 s each here, and there is one per thread, CPU and probe): stop the
 	// old events now and let a goroutine close them, so the caller's
 	// goroutine, which feeds the UI, does not stall for seconds.
 	s.Pause()
-	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings, exitedFDs: s.exitedFDs}
-	go old.closeEvents()
-	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
-	s.ids = map[uint64]EventRef{}
-	s.leaders = nil
+	s.dropEvents()
+	prev := s.cfg
 	change(&s.cfg)
+	err := s.reopen()
+	if err == nil || errors.Is(err, ErrNoProcess) {
+		return err
+	}
+	// The new configuration cannot be opened (too many descriptors, a
+	// probe the kernel refuses): sample on with the one before.
+	s.dropEvents()
+	s.cfg = prev
+	if err2 := s.reopen(); err2 != nil {
+		return fmt.Errorf("%w; reopening the previous configuration failed too: %v", err, err2)
+	}
+	return fmt.Errorf("%w (sampling goes on as before)", err)
+}
+
+// dropEvents hands every event and ring to a goroutine that closes them and
+// leaves the session with none.
+func (s *Session) dropEvents() {
+	for fd := range s.owners {
+		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	}
+	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings, exitedFDs: s.exitedFDs}
+	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
+	s.publishRings()
+	go old.closeEvents()
+	s.ids, s.fdID, s.retired, s.retiring = map[uint64]EventRef{}, map[int]uint64{}, nil, nil
+	s.leaders, s.root, s.heirs = map[int]bool{}, map[int]int{}, map[int]int{}
+}
+
+// reopen opens the configuration in force on every live thread.
+func (s *Session) reopen() error {
 	s.followForUprobes()
+	s.poll.Store(int64(s.cfg.PollInterval))
 	if err := s.buildAttrs(); err != nil {
 		return err
 	}
@@ -746,7 +1014,7 @@ func (s *Session) Resume() error { return s.ioctlLeaders(unix.PERF_EVENT_IOC_ENA
 
 func (s *Session) ioctlLeaders(req uint) error {
 	var first error
-	for _, fd := range s.leaders {
+	for fd := range s.leaders {
 		if err := unix.IoctlSetInt(fd, req, unix.PERF_IOC_FLAG_GROUP); err != nil && first == nil {
 			first = err
 		}
@@ -768,6 +1036,10 @@ func (s *Session) Stop(grace time.Duration) {
 		return
 	}
 	s.cmd.Process.Signal(unix.SIGTERM)
+	// A stopped target (SIGSTOP, ^Z) would only act on SIGTERM once
+	// continued.
+	s.cmd.Process.Signal(unix.SIGCONT)
+	s.endStop()
 	select {
 	case err := <-s.waitErr:
 		s.waitErr <- err
@@ -800,7 +1072,11 @@ func (s *Session) Close() error {
 		<-s.waitErr
 		s.exited.Store(true)
 	}
+	s.stopReader()
+	s.readMu.Lock()
+	s.ringList.Store(nil)
 	s.closeEvents()
+	s.readMu.Unlock()
 	if s.pidfd >= 0 {
 		unix.Close(s.pidfd)
 	}

@@ -54,7 +54,7 @@ func (hb *headerBar) lines() [][]item {
 	}
 	l1 := []item{
 		{"", target, false},
-		{"", h.State, h.State == "target exited"},
+		{"", h.State, strings.HasPrefix(h.State, "target ")},
 		{"", strconv.Itoa(h.Threads) + " threads", false},
 		{"", formatCount(h.Rate) + "/s", false},
 		{"", formatCount(float64(h.Samples)) + " samples", false},

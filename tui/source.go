@@ -74,7 +74,7 @@ type Header struct {
 	Latency            bool
 	Comparison         string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
 	Overlap            float64 // % overlap of shown vs comparison; <0 none
-	State              string  // "live", "paused", "target exited", "file"
+	State              string  // "live", "paused", "target stopped", "target exited", "target killed", "file"
 }
 
 // Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not

@@ -174,6 +174,8 @@ func TestBadFlags(t *testing.T) {
 		{"threads", "-rounds", "3"}, // threads has no rounds
 		{"spin", "-nosuchflag"},
 		{"spin", "-threads", "0"},
+		{"spin", "-busy", "0"},
+		{"spin", "-busy", "1.5"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

@@ -1,0 +1,359 @@
+//go:build linux
+
+package sampler
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildC compiles testdata/NAME.c like the attach target.
+func buildC(t *testing.T, name string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-pthread", "-o", bin, "../testdata/"+name+".c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// perfMaps counts this process's perf ring mappings.
+func perfMaps(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "[perf_event]")
+}
+
+// TestInheritedOutliveCreator: a thread created after the attach by a thread
+// that then exits is sampled to its end. Its events are inherited from its
+// creator's; closing those when the creator exited ended its sampling.
+func TestInheritedOutliveCreator(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildC(t, "relay")
+	tg := startTarget(t, bin, "500", "1000")
+	time.Sleep(100 * time.Millisecond) // main and relay exist, the worker not yet
+	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Followed() {
+		t.Skip("this kernel makes cctop follow threads one by one")
+	}
+	perTID := map[int]int{}
+	if err := s.Run(context.Background(), func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind == KindSample {
+				perTID[int(r.TID)]++
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-tg.done
+	worker := perTID[tg.waitWorkers(t, 1)["worker 1"]]
+	// relay_worker spins for 1 s: hundreds of samples, fewer on a busy
+	// machine; none at all before the fix.
+	t.Logf("%d samples in relay_worker, stats %+v", worker, s.Stats())
+	if worker < 50 {
+		t.Errorf("%d samples of the thread whose creator exited, want >= 50", worker)
+	}
+}
+
+// TestLostRecords: a ring that fills while nobody consumes it loses
+// records; the kernel says how many, Stats counts them, and every record
+// read is whole. The reader goroutine copies a one-page ring out a few
+// dozen records at a time, so its queue of chunks is full within a fraction
+// of the second Run is not called, and the ring overflows after it.
+func TestLostRecords(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildAttachTarget(t)
+	tg := startTarget(t, bin, "2", "100000", "4000")
+	tg.waitWorkers(t, 2)
+	// One page per CPU holds a few dozen samples.
+	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true, RingPages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	time.Sleep(time.Second)
+	var lost, lostRecs, samples uint64
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := s.Run(ctx, func(b *Batch) {
+		for _, r := range b.Records {
+			switch r.Kind {
+			case KindLost:
+				lost += r.Lost
+				lostRecs++
+			case KindSample:
+				samples++
+				if int(r.PID) != tg.pid || len(r.Chain) == 0 {
+					t.Errorf("bad sample: pid %d, %d frames", r.PID, len(r.Chain))
+				}
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	t.Logf("%d samples, %d lost in %d LOST records; stats %+v", samples, lost, lostRecs, st)
+	if lost == 0 {
+		t.Error("no records lost from a one-page ring left unread for a second")
+	}
+	if st.Lost != lost || st.Samples != samples {
+		t.Errorf("stats %d samples %d lost, batches had %d and %d", st.Samples, st.Lost, samples, lost)
+	}
+	if st.Corrupt != 0 {
+		t.Errorf("%d corrupt ring reads", st.Corrupt)
+	}
+}
+
+// TestTargetStop: a stopped target is noticed, sampling resumes when it
+// continues, and the stop's length is kept.
+func TestTargetStop(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildAttachTarget(t)
+	s, err := Open(Config{Argv: []string{bin, "2", "100000", "30000"}, UserOnly: true, Stdout: &nopWriter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pid := s.PID()
+	var after int // samples read after SIGCONT
+	var stoppedSeen bool
+	var cont time.Time
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	s.SetIdle(func() {
+		el := time.Since(start)
+		switch {
+		case el > 500*time.Millisecond && el < 1500*time.Millisecond:
+			syscall.Kill(pid, syscall.SIGSTOP)
+			if s.Target().Stopped {
+				stoppedSeen = true
+			}
+		case el >= 1500*time.Millisecond && cont.IsZero():
+			syscall.Kill(pid, syscall.SIGCONT)
+			cont = time.Now()
+		case !cont.IsZero() && (after >= 50 || time.Since(cont) > 10*time.Second):
+			cancel()
+		}
+	})
+	if err := s.Run(ctx, func(b *Batch) {
+		if cont.IsZero() || time.Since(cont) < 300*time.Millisecond {
+			return
+		}
+		for _, r := range b.Records {
+			if r.Kind == KindSample {
+				after++
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ts := s.Target()
+	t.Logf("%d samples after SIGCONT; target %+v", after, ts)
+	if !stoppedSeen {
+		t.Error("the stop was not seen while it lasted")
+	}
+	if ts.Stops != 1 || ts.Stopped || ts.StoppedFor < 500*time.Millisecond {
+		t.Errorf("target state %+v: want one stop of about 1 s, over", ts)
+	}
+	if after < 50 {
+		t.Errorf("%d samples after the target continued", after)
+	}
+	if s.Exited() {
+		t.Error("the target exited")
+	}
+}
+
+// TestChurnDescriptors: a target whose threads come and go by the
+// thousand leaves no descriptors or ring mappings behind, whether new
+// threads inherit the events or are followed one by one.
+func TestChurnDescriptors(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildC(t, "churn")
+	for _, follow := range []bool{false, true} {
+		t.Run(map[bool]string{false: "inherit", true: "follow"}[follow], func(t *testing.T) {
+			tg := startTarget(t, bin, "2500", "1000", "4")
+			before, beforeMaps := openFDs(t), perfMaps(t)
+			time.Sleep(50 * time.Millisecond)
+			s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true, Follow: follow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fds, maps []int
+			var last time.Time
+			s.SetIdle(func() {
+				if time.Since(last) > 200*time.Millisecond {
+					last = time.Now()
+					fds = append(fds, openFDs(t))
+					maps = append(maps, perfMaps(t))
+				}
+			})
+			var samples int
+			if err := s.Run(context.Background(), func(b *Batch) {
+				for _, r := range b.Records {
+					if r.Kind == KindSample {
+						samples++
+					}
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			st := s.Stats()
+			// What is kept per event goes with it: about 3000 threads came
+			// and went.
+			if len(s.ids) > 100 || len(s.leaders) > 100 || len(s.decoder.byID) > 100 {
+				t.Errorf("after the churn the session knows %d event IDs, %d leaders, %d formats", len(s.ids), len(s.leaders), len(s.decoder.byID))
+			}
+			s.Close()
+			t.Logf("%d samples, %d lost, %d threads started, %d alive at the end; descriptors over the run %v, ring mappings %v", samples, st.Lost, st.ThreadsNew, st.Threads, fds, maps)
+			if st.ThreadsNew < 500 {
+				t.Errorf("only %d threads seen starting", st.ThreadsNew)
+			}
+			if len(fds) < 5 {
+				t.Fatalf("only %d looks at the descriptors", len(fds))
+			}
+			// Each live thread holds a group per CPU when followed, and a
+			// dead one until its EXIT record is read: the target has at
+			// most 5 threads at once, and starts about 3000. A leak of one
+			// descriptor in a hundred threads would show.
+			slack := 40
+			lo, hi := fds[0], fds[0]
+			for _, n := range fds {
+				lo, hi = min(lo, n), max(hi, n)
+			}
+			if hi-lo > slack {
+				t.Errorf("descriptors ranged over %d..%d while the target churned (slack %d): a leak", lo, hi, slack)
+			}
+			for _, m := range maps {
+				if m-beforeMaps > len(s.cpus) {
+					t.Errorf("%d ring mappings for %d CPUs", m-beforeMaps, len(s.cpus))
+					break
+				}
+			}
+			if after := openFDs(t); after != before {
+				t.Errorf("descriptors: %d before, %d after Close", before, after)
+			}
+			if m := perfMaps(t); m != beforeMaps {
+				t.Errorf("ring mappings: %d before, %d after Close", beforeMaps, m)
+			}
+		})
+	}
+}
+
+// TestReconfigureFailureKeepsSampling: a configuration the kernel refuses
+// leaves the old one sampling.
+func TestReconfigureFailureKeepsSampling(t *testing.T) {
+	skipIfNoPerf(t)
+	if _, err := UprobeType(); err != nil {
+		t.Skip("no uprobe PMU")
+	}
+	bin := buildAttachTarget(t)
+	tg := startTarget(t, bin, "2", "100000", "30000")
+	tg.waitWorkers(t, 2)
+	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var samples int
+	count := func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind == KindSample {
+				samples++
+			}
+		}
+	}
+	bad := []EventSpec{{Name: "nowhere", UprobePath: "/nonexistent/cctop-test", UprobeOffset: 0x1000}}
+	err = s.Reconfigure(bad, count)
+	if err == nil || !strings.Contains(err.Error(), "sampling goes on as before") {
+		t.Fatalf("Reconfigure with a probe on a missing file: %v", err)
+	}
+	if len(s.Config().Members) != 0 || s.Followed() {
+		t.Errorf("config after the failure: members %v, followed %v", s.Config().Members, s.Followed())
+	}
+	samples = 0
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s.Run(ctx, count)
+	if samples < 50 {
+		t.Errorf("%d samples in the second after a failed reconfiguration", samples)
+	}
+}
+
+// TestReconfigureDuringRun: the TUI changes the rate from Run's idle
+// callback while the reader goroutine copies the rings: every record is
+// handed on once, in order, and sampling goes on at the new rate.
+func TestReconfigureDuringRun(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildAttachTarget(t)
+	tg := startTarget(t, bin, "2", "100000", "30000")
+	tg.waitWorkers(t, 2)
+	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var samples, after, changes int
+	var last uint64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	fn := func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind != KindSample {
+				continue
+			}
+			samples++
+			if changes == 3 {
+				after++
+			}
+		}
+		if n := len(b.Records); n > 0 {
+			if b.Records[0].Time < last {
+				t.Errorf("a batch starts at %d, before the last one ended (%d)", b.Records[0].Time, last)
+			}
+			last = b.Records[n-1].Time
+		}
+	}
+	s.SetIdle(func() {
+		el := time.Since(start)
+		switch {
+		case changes < 3 && el > time.Duration(changes+1)*300*time.Millisecond:
+			freq := []uint64{499, 1999, 999}[changes]
+			if err := s.ReconfigureWith(func(c *Config) { c.Freq = freq }, fn); err != nil {
+				t.Errorf("reconfigure to %d Hz: %v", freq, err)
+			}
+			changes++
+		case changes == 3 && (after >= 100 || el > 10*time.Second):
+			cancel()
+		}
+	})
+	if err := s.Run(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	t.Logf("%d samples, %d after the last change; stats %+v", samples, after, st)
+	if st.Samples != uint64(samples) {
+		t.Errorf("stats say %d samples, fn saw %d", st.Samples, samples)
+	}
+	if after < 100 || s.Config().Freq != 999 {
+		t.Errorf("%d samples after the last change, at %d Hz", after, s.Config().Freq)
+	}
+}

@@ -22,11 +22,11 @@ import (
 func TestRecordBounds(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	const maxNodes, maxLog = 300, 300
+	const maxNodes, maxLog = 150, 300
 	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "b.pb.gz",
 		"--max-nodes", strconv.Itoa(maxNodes), "--max-log", strconv.Itoa(maxLog),
 		"--calls", "uprobe:github.com/cctop/cctop/workload.recursiveBottom",
-		"--", cctopBin, "workload", "recursive", "-loop")
+		"--", cctopBin, "workload", "recursive", "-loop", "-depth", "10")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}

@@ -66,6 +66,15 @@ func (s *Session) openAllThreads() error {
 	if err := s.Resume(); err != nil {
 		s.note("enabling the events: " + err.Error())
 	}
+	s.opening = false
+	// Disabled events report no forks. Inherited events reach what was
+	// started meanwhile all the same; followed threads of the target are
+	// found by the next scan, and child processes here.
+	if s.cfg.Follow && s.adoptChildren() > 0 {
+		if _, err := s.scanThreads(); err != nil && !errors.Is(err, ErrNoProcess) {
+			s.note("children started while cctop attached: " + err.Error())
+		}
+	}
 	return nil
 }
 
@@ -134,7 +143,7 @@ func (s *Session) scanThreads() (added int, err error) {
 // events were open to report it (during Reconfigure), found through
 // /proc/PID/task/TID/children, and theirs: processes started since cctop
 // began (older children were not the target's to follow when it attached).
-func (s *Session) adoptChildren() {
+func (s *Session) adoptChildren() (adopted int) {
 	queue := s.processes()
 	for len(queue) > 0 {
 		pid := queue[0]
@@ -153,9 +162,11 @@ func (s *Session) adoptChildren() {
 				s.procs[child] = true
 				s.stats.processes.Add(1)
 				queue = append(queue, child)
+				adopted++
 			}
 		}
 	}
+	return adopted
 }
 
 // startTicks is when process pid started, in clock ticks (USER_HZ, 100 a

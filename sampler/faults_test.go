@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -355,5 +356,30 @@ func TestReconfigureDuringRun(t *testing.T) {
 	}
 	if after < 100 || s.Config().Freq != 999 {
 		t.Errorf("%d samples after the last change, at %d Hz", after, s.Config().Freq)
+	}
+}
+
+func TestMapsRecord(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		ok   bool
+		want Record
+	}{
+		{"55d0c1a00000-55d0c1a21000 r-xp 00002000 fe:01 1835093                    /usr/bin/dash", true,
+			Record{Kind: KindMmap, PID: 7, TID: 7, Addr: 0x55d0c1a00000, Len: 0x21000, PgOff: 0x2000, Major: 0xfe, Minor: 1, Inode: 1835093, Filename: "/usr/bin/dash"}},
+		{"7f00 0000-7f01 r-xp 0 0:0 0", false, Record{}},
+		{"7ffd4e5f0000-7ffd4e5f2000 r-xp 00000000 00:00 0                          [vdso]", true,
+			Record{Kind: KindMmap, PID: 7, TID: 7, Addr: 0x7ffd4e5f0000, Len: 0x2000, Filename: "[vdso]"}},
+		{"7f3a00000000-7f3a00001000 rwxp 00000000 00:00 0 ", true,
+			Record{Kind: KindMmap, PID: 7, TID: 7, Addr: 0x7f3a00000000, Len: 0x1000, Filename: "//anon"}},
+		{"7f3a00000000-7f3a00001000 rw-p 00000000 00:00 0", false, Record{}},
+		{"00400000-00401000 r-xp 00000000 08:01 42 /tmp/a b (deleted)", true,
+			Record{Kind: KindMmap, PID: 7, TID: 7, Addr: 0x400000, Len: 0x1000, Major: 8, Minor: 1, Inode: 42, Filename: "/tmp/a b (deleted)"}},
+		{"", false, Record{}},
+	} {
+		got, ok := mapsRecord(7, c.line)
+		if ok != c.ok || (ok && !reflect.DeepEqual(got, c.want)) {
+			t.Errorf("mapsRecord(%q) = %+v, %v; want %+v, %v", c.line, got, ok, c.want, c.ok)
+		}
 	}
 }

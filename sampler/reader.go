@@ -83,6 +83,7 @@ func (s *Session) readLoop(rd *reader) {
 			rd.err = err
 			return
 		}
+		s.watchState()
 		for i := 0; i < n; i++ {
 			ev := events[i]
 			if int(ev.Fd) == s.pidfd {
@@ -110,7 +111,13 @@ func (s *Session) readLoop(rd *reader) {
 		}
 		// The rings are read and the chunk queued under readMu, so that
 		// drain, holding it, finds every record copied so far queued.
-		s.readMu.Lock()
+		// Reconfigure holds it for as long as opening the new events
+		// takes (seconds, with uprobes on a loaded machine): meanwhile
+		// the reader keeps waking, to watch the target.
+		if !s.readMu.TryLock() {
+			rd.free <- c
+			continue
+		}
 		s.copyRings(c)
 		rd.queued.Add(int64(len(c.data)))
 		rd.full <- c

@@ -89,7 +89,7 @@ type Session struct {
 	exitStatus *os.ProcessState
 	state      targetState // guarded by mu
 	lastScan   time.Time
-	lastCheck  time.Time // of the target's run state
+	lastCheck  time.Time // of the target's run state (the reader's)
 	lastLost   uint64    // stats.lost at the last reconcile
 	alive      map[int]bool
 	files      fileLimit

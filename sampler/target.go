@@ -24,32 +24,35 @@ type targetState struct {
 	exec       string        // the command name after the last exec
 }
 
-// watchEvery is how often Run looks at the target's run state and, after
-// lost records, for threads whose exit went unrecorded.
+// watchEvery is how often the reader looks at the target's run state.
 const watchEvery = 250 * time.Millisecond
 
-// watch keeps the target's run state and, when records were lost since the
-// last look, the thread bookkeeping that lost EXIT records leave behind.
-func (s *Session) watch() {
+// watchState keeps the target's run state. The reader calls it on every
+// wake, so that stops are seen whatever Run's goroutine is doing
+// (re-arming counters takes seconds on a loaded machine).
+func (s *Session) watchState() {
 	now := time.Now()
-	if now.Sub(s.lastCheck) < watchEvery {
+	if now.Sub(s.lastCheck) < watchEvery || s.exited.Load() {
 		return
 	}
 	s.lastCheck = now
-	if !s.exited.Load() {
-		st := runState(s.pid)
-		stopped := st == 'T' || st == 't'
-		s.mu.Lock()
-		switch {
-		case stopped && !s.state.stopped:
-			s.state.stopped, s.state.since = true, now
-			s.state.stops++
-		case !stopped && s.state.stopped:
-			s.state.stopped = false
-			s.state.stoppedFor += now.Sub(s.state.since)
-		}
-		s.mu.Unlock()
+	st := runState(s.pid)
+	stopped := st == 'T' || st == 't'
+	s.mu.Lock()
+	switch {
+	case stopped && !s.state.stopped:
+		s.state.stopped, s.state.since = true, now
+		s.state.stops++
+	case !stopped && s.state.stopped:
+		s.state.stopped = false
+		s.state.stoppedFor += now.Sub(s.state.since)
 	}
+	s.mu.Unlock()
+}
+
+// watch mends, when records were lost since the last look, the thread
+// bookkeeping that lost EXIT records leave behind.
+func (s *Session) watch() {
 	if lost := s.stats.lost.Load(); lost != s.lastLost {
 		s.lastLost = lost
 		s.reconcile()

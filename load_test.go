@@ -186,14 +186,7 @@ func TestRecordFileLimit(t *testing.T) {
 	})
 
 	t.Run("nobody", func(t *testing.T) {
-		// As TestRecordUnprivileged: a directory and binary nobody can use.
-		dir, err := os.MkdirTemp("", "cctop-nobody-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		os.Chmod(dir, 0o777)
-		os.Chmod(filepath.Dir(cctopBin), 0o755)
+		dir := nobodyDir(t)
 		pid := startManyThreads(t, 500, 65534)
 		out, code := record(t, dir, 65534, "64:64", pid)
 		if code != 1 {

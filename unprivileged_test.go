@@ -19,14 +19,7 @@ func TestRecordUnprivileged(t *testing.T) {
 	if p := readTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
 		t.Skipf("perf_event_paranoid is %s, this test is about 2", p)
 	}
-	// t.TempDir's parent is private to root: make one nobody can enter.
-	dir, err := os.MkdirTemp("", "cctop-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o777)
-	os.Chmod(filepath.Dir(cctopBin), 0o755)
+	dir := nobodyDir(t)
 	cmd := exec.Command(cctopBin, "record", "-o", "u.folded", "--format", "folded", "--", cctopBin, "workload", "spin", "-duration", "1s")
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

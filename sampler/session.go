@@ -729,15 +729,20 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 func (s *Session) process(c *chunk, fn func(*Batch)) {
 	b := s.startBatch()
 	s.decodeChunk(c, b)
-	for more := true; more; {
+	s.decodeQueued(b)
+	s.endBatch(b, fn)
+}
+
+// decodeQueued adds to b every chunk the reader has queued.
+func (s *Session) decodeQueued(b *Batch) {
+	for {
 		select {
 		case c := <-s.rd.full:
 			s.decodeChunk(c, b)
 		default:
-			more = false
+			return
 		}
 	}
-	s.endBatch(b, fn)
 }
 
 // drain hands fn every record not yet handed on, in one batch: those the
@@ -753,14 +758,7 @@ func (s *Session) drainLocked(fn func(*Batch)) {
 	b := s.startBatch()
 	if s.rd != nil {
 		// Oldest first: what the reader copied out before.
-		for more := true; more; {
-			select {
-			case c := <-s.rd.full:
-				s.decodeChunk(c, b)
-			default:
-				more = false
-			}
-		}
+		s.decodeQueued(b)
 	}
 	var rec Record
 	for _, cpu := range s.cpus {

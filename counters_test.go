@@ -204,8 +204,10 @@ func TestAutoCountersBudget(t *testing.T) {
 	if calls == 0 {
 		t.Error("calls/count is empty with the counter armed")
 	}
-	// 1.3 µs per leaf call: counting every call would cost about half.
-	_, costly, code := runCctop(t, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "2s")
+	// 1.3 µs per leaf call: counting every call would cost about half. The
+	// run is long enough for the counters to be armed and then judged when
+	// other tests load the machine (arming alone took 3 s in one CI run).
+	_, costly, code := runCctop(t, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "6s")
 	if code != 0 {
 		t.Fatalf("record: %s", costly)
 	}

@@ -94,25 +94,13 @@ func selfGoTable() (*goTable, error) {
 // full one at every pc of those functions.
 func TestPclntabSubset(t *testing.T) {
 	g := openGoTable(t, selfExe(t))
-	var entries []uint64
-	for _, name := range []string{
+	entries, data, gofunc := subsetOf(t, g,
 		"github.com/cctop/cctop/symbol.(*pclntab).frames",
 		"github.com/cctop/cctop/symbol.loadELF",
 		"github.com/cctop/cctop/symbol.pclntabData",
 		"github.com/cctop/cctop/symbol.TestSelf",
 		"runtime.goexit",
-	} {
-		e, ok := g.lookupFunc(name)
-		if !ok {
-			t.Fatalf("%s not found", name)
-		}
-		entries = append(entries, e)
-	}
-	slices.Sort(entries)
-	data, gofunc, err := pclntabSubset(g.tab, entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	)
 	sub := &goTable{tab: parsePclntab(data, g.tab.text, gofunc)}
 	if sub.tab == nil || sub.tab.nfunc != len(entries) {
 		t.Fatal("subset does not parse")
@@ -150,19 +138,7 @@ func TestWriteGoTableSeed(t *testing.T) {
 	}
 	dir, targets := buildInlineTargets(t, "")
 	g := openGoTable(t, filepath.Join(dir, "default"))
-	var entries []uint64
-	for _, name := range []string{"main.record", "main.outer", "main.main"} {
-		e, ok := g.lookupFunc(name)
-		if !ok {
-			t.Fatalf("%s not found", name)
-		}
-		entries = append(entries, e)
-	}
-	slices.Sort(entries)
-	data, gofunc, err := pclntabSubset(g.tab, entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data, gofunc := subsetOf(t, g, "main.record", "main.outer", "main.main")
 	seed := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n[]byte(%q)\nuint64(%d)\nuint64(%d)\n",
 		data, gofunc, g.tab.text, targets[0].pc-1)
 	path := filepath.Join("testdata", "fuzz", "FuzzGoTable", "inline")
@@ -369,4 +345,23 @@ func TestGoTableSeed(t *testing.T) {
 	if want := []string{"main.leaf:true", "main.mid:true", "main.outer:false"}; !ok || !slices.Equal(got, want) {
 		t.Errorf("frames(%#x) = %v, want %v", pc, got, want)
 	}
+}
+
+// subsetOf cuts g's table down to the named functions, which must exist:
+// their entries (sorted) and the subset's pclntab and go:func.* bytes.
+func subsetOf(t *testing.T, g *goTable, names ...string) (entries []uint64, data, gofunc []byte) {
+	t.Helper()
+	for _, name := range names {
+		e, ok := g.lookupFunc(name)
+		if !ok {
+			t.Fatalf("%s not found", name)
+		}
+		entries = append(entries, e)
+	}
+	slices.Sort(entries)
+	data, gofunc, err := pclntabSubset(g.tab, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries, data, gofunc
 }

@@ -204,13 +204,7 @@ func (b *builder) otherShare() float64 {
 	if total == 0 {
 		return 0
 	}
-	var n int64
-	for id := 1; id < b.tree.Len(); id++ {
-		if nd := b.tree.Node(cct.NodeID(id)); b.tree.Func(nd.Func).Name == cct.OtherName {
-			n += nd.Self.Samples
-		}
-	}
-	return 100 * float64(n) / float64(total)
+	return 100 * float64(b.tree.OtherSamples()) / float64(total)
 }
 
 // fold brings the tree back under its cap. It folds down to three quarters

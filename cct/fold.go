@@ -110,6 +110,17 @@ func (t *Tree) Fold(keep int) (remap []NodeID, folded int) {
 	return remap, folded
 }
 
+// OtherSamples counts the samples folded into [other] nodes.
+func (t *Tree) OtherSamples() int64 {
+	var n int64
+	for i := 1; i < len(t.nodes); i++ {
+		if nd := &t.nodes[i]; t.funcs[nd.Func].Name == OtherName {
+			n += nd.Self.Samples
+		}
+	}
+	return n
+}
+
 // addThread adds m to the self of id on thread tid only, not to the node: addSelf has
 // done that, or Fold, which moves per-thread selfs onto nodes it has summed already.
 func (t *Tree) addThread(id NodeID, tid uint32, m Metrics) {

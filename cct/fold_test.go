@@ -193,3 +193,20 @@ func BenchmarkFold1M(b *testing.B) {
 		tr.Fold(base.Len() * 3 / 4)
 	}
 }
+
+func TestOtherSamples(t *testing.T) {
+	tr := randomTree(9, 4000)
+	if n := tr.OtherSamples(); n != 0 {
+		t.Fatalf("%d samples in [other] before a fold", n)
+	}
+	tr.Fold(30)
+	var want int64
+	for id := 1; id < tr.Len(); id++ {
+		if n := tr.Node(NodeID(id)); tr.Func(n.Func).Name == OtherName {
+			want += n.Total.Samples
+		}
+	}
+	if got := tr.OtherSamples(); got != want || got == 0 {
+		t.Errorf("OtherSamples %d, the [other] nodes' totals %d", got, want)
+	}
+}

@@ -30,13 +30,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "profstat: %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
-	var other int64
-	for id := 1; id < t.Len(); id++ {
-		if n := t.Node(cct.NodeID(id)); t.Func(n.Func).Name == cct.OtherName {
-			other += n.Self.Samples
-		}
-	}
-	total := t.Total().Samples
+	other, total := t.OtherSamples(), t.Total().Samples
 	fmt.Printf("samples %d contexts %d other %.2f%%", total, t.Len(), 100*float64(other)/float64(max(total, 1)))
 	for _, c := range meta.Comments {
 		if strings.HasPrefix(c, "max_") {

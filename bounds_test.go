@@ -22,7 +22,7 @@ import (
 func TestRecordBounds(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	const maxNodes, maxLog = 150, 300
+	const maxNodes, maxLog = 100, 300
 	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "b.pb.gz",
 		"--max-nodes", strconv.Itoa(maxNodes), "--max-log", strconv.Itoa(maxLog),
 		"--calls", "uprobe:github.com/cctop/cctop/workload.recursiveBottom",

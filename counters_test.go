@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,6 +170,38 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	// 10 rounds x (2000 + 2000 leaf calls + 2 phase calls)
 	if want := int64(10 * (4000 + 2)); perfTotal != want || total != want {
 		t.Errorf("exact mode counted %d calls, perf stat %d, the workload made %d", total, perfTotal, want)
+	}
+}
+
+// TestCallsTriggerPeriod: the calls trigger samples every -c calls, not
+// every call. The kernel writes a uprobe sample on every hit, whatever the
+// period, when PERF_SAMPLE_PERIOD is asked for (perf_swevent_event); so a
+// 1000-call trigger sampled, and cost, as much as the exact one.
+func TestCallsTriggerPeriod(t *testing.T) {
+	skipIfNoUprobes(t)
+	dir := t.TempDir()
+	// 10 rounds x 2 phases x 2000 leaf calls.
+	const calls, period = 40000, 1000
+	_, stderr, code := runCctop(t, dir, "record", "--trigger", "calls", "-c", strconv.Itoa(period), "--calls", "uprobe:"+workloadPkg+"densityLeaf", "-o", "x.pb.gz",
+		"--", cctopBin, "workload", "density", "-size", "500", "-calls", "2000", "-rounds", "10")
+	if code != 0 {
+		t.Fatalf("record calls: %s", stderr)
+	}
+	p := readProfile(t, filepath.Join(dir, "x.pb.gz"))
+	samples, hits := sumValue(t, p, "samples"), sumValue(t, p, "calls")
+	// Each per-CPU probe event carries fewer than a period of calls
+	// over at the end.
+	if samples > calls/period || samples < calls/period-int64(2*runtime.NumCPU()) {
+		t.Errorf("%d samples of %d calls at a period of %d", samples, calls, period)
+	}
+	if hits != samples*period {
+		t.Errorf("the samples weigh %d calls, want %d per sample", hits, period)
+	}
+	if p.Period != period || !slices.Contains(p.Comments, fmt.Sprintf("period=%d", period)) {
+		t.Errorf("profile period %d, comments %q", p.Period, p.Comments)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("every %d calls", period)) {
+		t.Errorf("the summary does not give the period:\n%s", stderr)
 	}
 }
 

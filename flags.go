@@ -106,11 +106,26 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // describe is the one-line form of the sampling parameters, for summaries
 // and profile comments.
 func describe(cfg sampler.Config) string {
+	if cfg.Leader == dummyEvent && len(cfg.Extra) > 0 {
+		// The calls and exact triggers: the probes sample, the dummy
+		// leader only carries the sideband records.
+		return fmt.Sprintf("every %d calls of %d counted functions", samplePeriod(cfg), len(cfg.Extra))
+	}
 	rate := fmt.Sprintf("%d Hz", cfg.Freq)
 	if cfg.Period > 0 {
 		rate = fmt.Sprintf("every %d events", cfg.Period)
 	}
 	return fmt.Sprintf("%s at %s", cfg.Leader.Name, rate)
+}
+
+// samplePeriod is the fixed period of cfg's sampling events, 0 in
+// frequency mode: the probes' when they sample (the calls and exact
+// triggers), else the leader's.
+func samplePeriod(cfg sampler.Config) uint64 {
+	if cfg.Leader == dummyEvent && len(cfg.Extra) > 0 {
+		return cfg.Extra[0].Period
+	}
+	return cfg.Period
 }
 
 // durationFlag accepts Go durations ("3s") and plain seconds ("3").

@@ -186,8 +186,8 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 		m.SampleType, m.Unit = cfg.Leader.Name, "count"
 	}
 	m.PeriodType = m.SampleType
-	if cfg.Period > 0 {
-		m.Period = int64(cfg.Period)
+	if p := samplePeriod(cfg); p > 0 {
+		m.Period = int64(p)
 	} else if cfg.Leader.IsClock() && cfg.Freq > 0 {
 		m.Period = int64(time.Second) / int64(cfg.Freq)
 	}
@@ -196,8 +196,8 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 		"trigger=" + plan.trigger,
 		"event=" + eventNames(cfg),
 	}
-	if cfg.Period > 0 {
-		m.Comments = append(m.Comments, fmt.Sprintf("period=%d", cfg.Period))
+	if p := samplePeriod(cfg); p > 0 {
+		m.Comments = append(m.Comments, fmt.Sprintf("period=%d", p))
 	} else {
 		m.Comments = append(m.Comments, fmt.Sprintf("frequency=%dHz", cfg.Freq))
 	}

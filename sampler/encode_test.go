@@ -46,11 +46,15 @@ type testSample struct {
 	enabled, run uint64
 	values       []Value
 	chain        []uint64
+	noPeriod     bool // the format has no PERIOD field
 }
 
 func (s testSample) bytes() []byte {
 	e := &enc{}
-	e.u64(s.id).u64(s.ip).u32(s.pid).u32(s.tid).u64(s.time).u32(s.cpu).u32(0).u64(s.period)
+	e.u64(s.id).u64(s.ip).u32(s.pid).u32(s.tid).u64(s.time).u32(s.cpu).u32(0)
+	if !s.noPeriod {
+		e.u64(s.period)
+	}
 	e.u64(uint64(len(s.values))).u64(s.enabled).u64(s.run)
 	for _, v := range s.values {
 		e.u64(v.Value).u64(v.ID)

@@ -174,6 +174,9 @@ type Format struct {
 	// the caller's return address is the word at SP (STACK_USER's first 8
 	// bytes) and a frame-pointer walk does not see it.
 	EntryProbe bool
+	// Period is every sample's period when SampleType has no PERIOD: a
+	// group sampled at a fixed period leaves it out (see buildAttrs).
+	Period uint64
 }
 
 var errShort = errors.New("record truncated")
@@ -436,6 +439,8 @@ func (d *decoder) sample(c *cursor, r *Record) {
 	}
 	if st&samplePeriod != 0 {
 		r.Period = c.u64()
+	} else {
+		r.Period = d.cur.Period
 	}
 	if st&sampleRead != 0 {
 		d.read(c, r)

@@ -34,6 +34,36 @@ func TestDecodeSample(t *testing.T) {
 	}
 }
 
+// TestDecodeFixedPeriod: a group sampled at a fixed period leaves PERIOD
+// out of its samples (the kernel would write a uprobe sample per hit
+// otherwise); they take the format's period, and the next sample of a
+// group that has the field does not keep it.
+func TestDecodeFixedPeriod(t *testing.T) {
+	d := newDecoder(testFormat)
+	fixed := testFormat
+	fixed.SampleType &^= samplePeriod
+	fixed.Period = 1000
+	d.setFormat(9, &fixed)
+	var r Record
+	for _, s := range []testSample{
+		{id: 9, ip: 0x401000, pid: 1, tid: 1, noPeriod: true, chain: []uint64{contextUser, 0x401000}},
+		{id: 7, ip: 0x402000, pid: 1, tid: 2, period: 3, chain: []uint64{contextUser, 0x402000}},
+		{id: 9, ip: 0x403000, pid: 1, tid: 3, noPeriod: true, chain: []uint64{contextUser, 0x403000}},
+	} {
+		ok, err := d.decode(s.bytes(), &r)
+		if !ok || err != nil {
+			t.Fatalf("decode: ok=%v err=%v", ok, err)
+		}
+		want := s.period
+		if s.noPeriod {
+			want = 1000
+		}
+		if r.Period != want || r.IP != s.ip || r.TID != s.tid || len(r.Chain) != 2 || r.Chain[1] != s.ip {
+			t.Errorf("id %d: period %d (want %d), ip %#x, tid %d, chain %x", s.id, r.Period, want, r.IP, r.TID, r.Chain)
+		}
+	}
+}
+
 func TestSplitChainUserOnly(t *testing.T) {
 	k, u := SplitChain([]uint64{contextUser, 1, 2, 3})
 	if len(k) != 0 || !reflect.DeepEqual(u, []uint64{1, 2, 3}) {

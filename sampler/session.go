@@ -212,8 +212,17 @@ func (s *Session) buildAttrs() error {
 		if s.excludeK {
 			a.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeCallchainKernel
 		}
+		var fixed uint64
 		if g.Period > 0 {
+			// With PERIOD in the sample type and a fixed period, the
+			// kernel's software and tracepoint events (uprobes among them)
+			// ignore the period and write a sample on every event
+			// (perf_swevent_event): a calls trigger of 1000 became a
+			// sample per call. Without it, each sample's period is the
+			// configured one, as it is for hardware and clock events.
 			a.Sample = g.Period
+			a.Sample_type &^= samplePeriod
+			fixed = g.Period
 		} else {
 			a.Sample = g.Freq
 			a.Bits |= unix.PerfBitFreq
@@ -223,7 +232,7 @@ func (s *Session) buildAttrs() error {
 		a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / 4)
 		ga.leader = a
 		ga.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
-			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry}
+			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry, Period: fixed}
 		for _, m := range g.Members {
 			ma := unix.PerfEventAttr{Size: a.Size, Read_format: a.Read_format,
 				Bits: a.Bits & (unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv)}
@@ -733,9 +742,12 @@ func (s *Session) process(c *chunk, fn func(*Batch)) {
 	s.endBatch(b, fn)
 }
 
-// decodeQueued adds to b every chunk the reader has queued.
+// decodeQueued adds to b the chunks the reader has queued by now. Not
+// those it queues meanwhile: a reader that keeps up with the decoding (each
+// decoded chunk lets it copy another) would keep the batch from ever ending,
+// and the consumer would see nothing while it grew.
 func (s *Session) decodeQueued(b *Batch) {
-	for {
+	for n := len(s.rd.full); n > 0; n-- {
 		select {
 		case c := <-s.rd.full:
 			s.decodeChunk(c, b)

@@ -168,7 +168,10 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	}
 	total := sumValue(t, readProfile(t, filepath.Join(dir, "x.pb.gz")), "calls")
 	// 10 rounds x (2000 + 2000 leaf calls + 2 phase calls)
-	if want := int64(10 * (4000 + 2)); perfTotal != want || total != want {
+	// cctop must count exactly. perf stat is the witness: once, in a run
+	// of the whole suite under -race, it counted 40021 (one extra hit,
+	// which probe not known), so it may be off by one.
+	if want := int64(10 * (4000 + 2)); total != want || perfTotal < want || perfTotal > want+1 {
 		t.Errorf("exact mode counted %d calls, perf stat %d, the workload made %d", total, perfTotal, want)
 	}
 }

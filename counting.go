@@ -51,8 +51,11 @@ type countingPlan struct {
 var dummyEvent = sampler.EventSpec{Name: "dummy", Type: sampler.TypeSoftware, Config: 9}
 
 // callsPeriodDefault is N for --trigger calls without -c: one sample per
-// 1000 calls of the counted functions.
-const callsPeriodDefault = 1000
+// 997 calls of the counted functions. A prime, as VTune's sample-after
+// values are: a fixed period that divides a loop's round count samples the
+// same call of every round (every 100th call of a leaf that two sites call
+// 50 times each in turn always lands in the same site).
+const callsPeriodDefault = 997
 
 // autoK is how many hot functions get a counting uprobe under --calls auto
 // without a PMU.

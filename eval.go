@@ -39,8 +39,32 @@ var evalWorkloads = []evalWorkload{
 		[]string{"recursiveDeep", "recursiveBottom", "recursiveWide", "wideLeaf0", "wideLeaf1", "wideLeaf2", "wideLeaf3"}},
 }
 
-// evalCallsPeriod is N of the calls-trigger run.
-const evalCallsPeriod = 100
+// callsPeriodFor is N of the calls-trigger run: the first prime at or
+// above calls/samples, so that it takes about as many samples as the clock
+// run did and the two compare at the same cost; prime so that it does not
+// lock into the workload's loop counts (see callsPeriodDefault).
+func callsPeriodFor(calls int64, samples int) uint64 {
+	n := uint64(1)
+	if samples > 0 && calls > int64(samples) {
+		n = uint64((calls + int64(samples)/2) / int64(samples))
+	}
+	for n > 2 && !prime(n) {
+		n++
+	}
+	return n
+}
+
+func prime(n uint64) bool {
+	if n < 2 {
+		return false
+	}
+	for d := uint64(2); d*d <= n; d++ {
+		if n%d == 0 {
+			return false
+		}
+	}
+	return true
+}
 
 var defaultSweep = []float64{0, 0.01, 0.1, 1, 10, 100, 1000}
 
@@ -55,9 +79,10 @@ type evalResult struct {
 	AlphaSweep []sweepPoint     `json:"alpha_sweep"`
 	LatencyNS  map[string]int64 `json:"latency_ns"`
 	// Beyond the issue's schema: how much each run saw, for judging the figures.
-	Samples    int   `json:"samples_taken"`
-	ExactCalls int64 `json:"exact_calls"`
-	ExactOK    bool  `json:"exact_matches_workload_counts"`
+	Samples     int    `json:"samples_taken"`
+	CallsPeriod uint64 `json:"calls_period"` // N of the calls trigger
+	ExactCalls  int64  `json:"exact_calls"`
+	ExactOK     bool   `json:"exact_matches_workload_counts"`
 }
 
 type sweepPoint struct {
@@ -146,6 +171,7 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 		full[i] = workloadPkg + f
 		counted[full[i]] = true
 	}
+	var callsPeriod uint64
 	run := func(trigger string) (*recording, string, error) {
 		var out bytes.Buffer
 		cfg := sampler.Config{
@@ -155,7 +181,10 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 			UserOnly: true,
 			Stdout:   &out,
 		}
-		plan, err := planCounting(countingFlags{trigger: trigger, calls: "uprobe:" + strings.Join(full, ","), alpha: alpha}, &cfg, false)
+		if trigger == triggerCalls {
+			cfg.Period = callsPeriod
+		}
+		plan, err := planCounting(countingFlags{trigger: trigger, calls: "uprobe:" + strings.Join(full, ","), alpha: alpha}, &cfg, trigger == triggerCalls)
 		if err != nil {
 			return nil, "", err
 		}
@@ -201,6 +230,8 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 	lat := correct.Summarize(timed.b.weights.log.Latencies(nil))
 	res.LatencyNS = map[string]int64{"min": int64(lat.Min), "median": int64(lat.Median), "mean": int64(lat.Mean), "max": int64(lat.Max)}
 
+	callsPeriod = callsPeriodFor(res.ExactCalls, res.Samples)
+	res.CallsPeriod = callsPeriod
 	calls, _, err := run(triggerCalls)
 	if err != nil {
 		return res, err
@@ -276,10 +307,10 @@ func matchesPrinted(exact map[correct.Edge]float64, printed string) bool {
 func printEval(w io.Writer, results []evalResult, sweep []float64, alpha float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "Overlap of DCG edges with the exact run, %% (density+latency at alpha=%g)\n", alpha)
-	fmt.Fprintln(tw, "workload\tsamples\tdensity\tdensity+latency\tcalls trigger\tsamples taken\texact calls\texact = workload counts\t")
+	fmt.Fprintln(tw, "workload\tsamples\tdensity\tdensity+latency\tcalls trigger\tsamples taken\tcalls N\texact calls\texact = workload counts\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%v\t\n", r.Name, r.Overlap.Samples, r.Overlap.Density,
-			r.Overlap.DensityLatency, r.Overlap.CallsTrigger, r.Samples, r.ExactCalls, r.ExactOK)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\t%v\t\n", r.Name, r.Overlap.Samples, r.Overlap.Density,
+			r.Overlap.DensityLatency, r.Overlap.CallsTrigger, r.Samples, r.CallsPeriod, r.ExactCalls, r.ExactOK)
 	}
 	tw.Flush()
 

@@ -228,7 +228,7 @@ func (l *live) apply(a tui.Action) {
 	case tui.Reset:
 		// A new tree and log; the sampler keeps running.
 		nb := newSessionBuilder(l.b.res, l.plan, l.sess)
-		nb.threads = l.b.threads
+		nb.threads, nb.life = l.b.threads, l.b.life
 		nb.entries = l.b.entries
 		if l.b.weights != nil && nb.weights != nil {
 			// The panel's history is of the target, not of the profile.

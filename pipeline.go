@@ -18,6 +18,7 @@ type builder struct {
 	tree    *cct.Tree
 	threads map[uint32]cct.Thread
 	funcs   map[funcKey]cct.FuncID
+	life    *lifetimes // exited processes and threads, to forget
 	// reused per sample
 	frames    []symbol.Frame
 	stack     []cct.Frame
@@ -67,6 +68,7 @@ func newBuilder(res *symbol.Resolver) *builder {
 		tree:    cct.New(),
 		threads: map[uint32]cct.Thread{},
 		funcs:   map[funcKey]cct.FuncID{},
+		life:    newLifetimes(),
 	}
 }
 
@@ -74,6 +76,7 @@ func newBuilder(res *symbol.Resolver) *builder {
 func (b *builder) handle(batch *sampler.Batch) {
 	for i := range batch.Records {
 		r := &batch.Records[i]
+		b.life.now = max(b.life.now, r.Time)
 		switch r.Kind {
 		case sampler.KindSample:
 			b.sample(r)
@@ -81,7 +84,7 @@ func (b *builder) handle(batch *sampler.Batch) {
 			if r.Exec() {
 				b.res.Exec(int(r.PID))
 			}
-			b.threads[r.TID] = cct.Thread{TID: r.TID, PID: r.PID, Name: r.Comm}
+			b.addThread(cct.Thread{TID: r.TID, PID: r.PID, Name: r.Comm})
 		case sampler.KindMmap:
 			b.res.AddMapping(int(r.PID), symbol.Mapping{
 				Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
@@ -89,14 +92,18 @@ func (b *builder) handle(batch *sampler.Batch) {
 			})
 		case sampler.KindFork:
 			if r.PID != r.PPID {
+				b.life.reborn(int(r.PID))
 				b.res.Fork(int(r.PPID), int(r.PID))
 			}
 			if _, ok := b.threads[r.TID]; !ok {
 				parent := b.threads[r.PTID]
-				b.threads[r.TID] = cct.Thread{TID: r.TID, PID: r.PID, Name: parent.Name}
+				b.addThread(cct.Thread{TID: r.TID, PID: r.PID, Name: parent.Name})
 			}
+		case sampler.KindExit:
+			b.exited(r)
 		}
 	}
+	b.forget()
 }
 
 // atProbe reports whether a sample's first user frame sits on a counting
@@ -133,8 +140,9 @@ func (b *builder) sample(r *sampler.Record) {
 	b.lastTime = r.Time
 	b.samples++
 	if _, ok := b.threads[r.TID]; !ok {
-		b.threads[r.TID] = cct.Thread{TID: r.TID, PID: r.PID}
+		b.addThread(cct.Thread{TID: r.TID, PID: r.PID})
 	}
+	b.life.sampledBy(r)
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
 	// The first address of each part is where the thread was interrupted;

@@ -234,7 +234,7 @@ func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
 func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	sess, b, st, elapsed := rec.sess, rec.b, rec.sess.Stats(), rec.elapsed
 	fmt.Fprintf(w, "cctop: %d samples in %.1fs (%s), %d threads, %d lost, %d throttled\n",
-		b.samples, elapsed.Seconds(), describe(cfg), len(b.threads), st.Lost, st.Throttled)
+		b.samples, elapsed.Seconds(), describe(cfg), b.life.seen, st.Lost, st.Throttled)
 	if rec.plan != nil {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
 		if b.weights != nil && rec.plan.trigger == triggerTime {

@@ -171,8 +171,9 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 		full[i] = workloadPkg + f
 		counted[full[i]] = true
 	}
-	var callsPeriod uint64
-	run := func(trigger string) (*recording, string, error) {
+	// run records w with trigger; period is the calls trigger's N (0 for
+	// the others).
+	run := func(trigger string, period uint64) (*recording, string, error) {
 		var out bytes.Buffer
 		cfg := sampler.Config{
 			Argv:     append([]string{exe, "workload", w.name}, w.args...),
@@ -181,10 +182,8 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 			UserOnly: true,
 			Stdout:   &out,
 		}
-		if trigger == triggerCalls {
-			cfg.Period = callsPeriod
-		}
-		plan, err := planCounting(countingFlags{trigger: trigger, calls: "uprobe:" + strings.Join(full, ","), alpha: alpha}, &cfg, trigger == triggerCalls)
+		cfg.Period = period
+		plan, err := planCounting(countingFlags{trigger: trigger, calls: "uprobe:" + strings.Join(full, ","), alpha: alpha}, &cfg, period > 0)
 		if err != nil {
 			return nil, "", err
 		}
@@ -203,7 +202,7 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 		return rec, out.String(), nil
 	}
 
-	exact, printed, err := run(triggerExact)
+	exact, printed, err := run(triggerExact, 0)
 	if err != nil {
 		return res, err
 	}
@@ -213,7 +212,7 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 	}
 	res.ExactOK = matchesPrinted(exactEdges, printed)
 
-	timed, _, err := run(triggerTime)
+	timed, _, err := run(triggerTime, 0)
 	if err != nil {
 		return res, err
 	}
@@ -230,9 +229,8 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 	lat := correct.Summarize(timed.b.weights.log.Latencies(nil))
 	res.LatencyNS = map[string]int64{"min": int64(lat.Min), "median": int64(lat.Median), "mean": int64(lat.Mean), "max": int64(lat.Max)}
 
-	callsPeriod = callsPeriodFor(res.ExactCalls, res.Samples)
-	res.CallsPeriod = callsPeriod
-	calls, _, err := run(triggerCalls)
+	res.CallsPeriod = callsPeriodFor(res.ExactCalls, res.Samples)
+	calls, _, err := run(triggerCalls, res.CallsPeriod)
 	if err != nil {
 		return res, err
 	}

@@ -105,6 +105,13 @@ func kill(t *testing.T, pid int, sig syscall.Signal) {
 func startTarget(t *testing.T, argv ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	startCmd(t, cmd)
+	return cmd
+}
+
+// startCmd starts cmd, and kills it at the end of the test.
+func startCmd(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +121,6 @@ func startTarget(t *testing.T, argv ...string) *exec.Cmd {
 		cmd.Process.Kill()
 		<-done
 	})
-	return cmd
 }
 
 // folded reads a folded profile: stack -> samples.

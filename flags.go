@@ -106,9 +106,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // describe is the one-line form of the sampling parameters, for summaries
 // and profile comments.
 func describe(cfg sampler.Config) string {
-	if cfg.Leader == dummyEvent && len(cfg.Extra) > 0 {
-		// The calls and exact triggers: the probes sample, the dummy
-		// leader only carries the sideband records.
+	if probesSample(cfg) {
 		return fmt.Sprintf("every %d calls of %d counted functions", samplePeriod(cfg), len(cfg.Extra))
 	}
 	rate := fmt.Sprintf("%d Hz", cfg.Freq)
@@ -118,11 +116,15 @@ func describe(cfg sampler.Config) string {
 	return fmt.Sprintf("%s at %s", cfg.Leader.Name, rate)
 }
 
+// probesSample reports whether cfg's samples come from its probes (the
+// calls and exact triggers without a PMU): its dummy leader only carries
+// the sideband records.
+func probesSample(cfg sampler.Config) bool { return cfg.Leader == dummyEvent && len(cfg.Extra) > 0 }
+
 // samplePeriod is the fixed period of cfg's sampling events, 0 in
-// frequency mode: the probes' when they sample (the calls and exact
-// triggers), else the leader's.
+// frequency mode: the probes' when they sample, else the leader's.
 func samplePeriod(cfg sampler.Config) uint64 {
-	if cfg.Leader == dummyEvent && len(cfg.Extra) > 0 {
+	if probesSample(cfg) {
 		return cfg.Extra[0].Period
 	}
 	return cfg.Period

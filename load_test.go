@@ -27,15 +27,7 @@ func startManyThreads(t *testing.T, n int, uid uint32) int {
 	if uid != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	startCmd(t, cmd)
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -66,8 +66,8 @@ run() { # run TOOL SECONDS
 		rm -f "$tmp/$key.data"
 		;;
 	esac
-	# timeout's own RSS is not perf's: take the largest of the
-	# children's, which /usr/bin/time reports for the whole tree.
+	# For perf, /usr/bin/time measures timeout; its maximum RSS is the
+	# largest of timeout and the children it waited for, perf included.
 	RSS[$key]=$(($(tail -1 "$tmp/$key.time") / 1024))
 }
 for tool in cctop perf; do

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
+	"github.com/ianlancetaylor/demangle"
 )
 
 // armer places counting uprobes on the hottest functions of the live
@@ -35,6 +37,9 @@ type armer struct {
 	// hot at start-up (package initialisers) and has gone cold.
 	seen     map[hpm.FuncSample]int64
 	seenTree *cct.Tree
+	// projected is the share of the target's CPU time the armed probes
+	// were projected to cost by their trial.
+	projected float64
 	// sess, when set, says how many uprobe events a probe takes (one per
 	// live thread and CPU) and how many new threads went unfollowed.
 	sess        *sampler.Session
@@ -44,12 +49,32 @@ type armer struct {
 	newAt    uint64
 }
 
-// maxProbeEvents bounds the uprobe events automatic counters open. Each is
-// one thread's probe on one CPU, and the kernel sets one up or tears it down
-// in tens of milliseconds (100-500 ms on this VM under load) while sampling
-// waits: 500 threads on 2 CPUs with 4 probes took minutes. 64 keeps the 4
-// probes on a program of 8 threads on 2 CPUs.
-const maxProbeEvents = 64
+// maxSlowCloses bounds the events automatic counters may open whose close
+// waits for the kernel to unregister a uprobe (70-110 ms each, one after
+// the other: the kernel serializes them). With tracefs probes that is one
+// per probe, whatever the threads and CPUs; with the uprobe PMU every event
+// is one (a thread's probe on one CPU), and 500 threads on 2 CPUs with 4
+// probes took minutes. 64 keeps the 4 probes on a program of 8 threads on 2
+// CPUs there.
+const maxSlowCloses = 64
+
+// maxProbeEvents bounds the events automatic counters open in all: each
+// costs a descriptor and about 0.1-0.3 ms to open, and re-arming reopens
+// them while sampling waits. A launched target needs one per CPU and probe
+// (its threads inherit them); an attached one, one per thread it had, CPU
+// and probe.
+const maxProbeEvents = 4096
+
+// trialWindow is how long a candidate probe's calls are counted on a few
+// threads before it is armed in all of them.
+const trialWindow = 50 * time.Millisecond
+
+// trialThreads is how many of the target's busiest threads a trial counts.
+const trialThreads = 4
+
+// defaultHitCost is the cost of a uprobe hit assumed when it was not
+// measured: the development VM's is 0.6-0.9 µs.
+const defaultHitCost = time.Microsecond
 
 // maxProbeOpens bounds the probe events automatic counters open a second
 // for new threads (each needs one per CPU and probe), and startThreads is
@@ -110,6 +135,9 @@ func (a *armer) due(b *builder) bool {
 				}
 			}
 			slices.Sort(dropped)
+			for i, d := range dropped {
+				dropped[i] = displayName(d)
+			}
 			a.overBudget++
 			a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost about %.0f%% of the target's CPU time (budget %.0f%%): not counted any more",
 				strings.Join(dropped, ", "), 100*ov, 100*a.budget))
@@ -136,7 +164,16 @@ func (a *armer) unaffordable() string {
 		return ""
 	}
 	st := a.sess.Stats()
-	per := st.Threads * a.sess.CPUs()
+	per, slow, inherits := a.sess.ProbeFootprint()
+	if inherits {
+		// New threads inherit the probes' events: neither their number nor
+		// their rate costs anything more.
+		if per > maxProbeEvents {
+			return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d events per counted function (more than %d); density correction is off (--calls uprobe:F counts chosen functions all the same)",
+				st.Threads, a.sess.CPUs(), per, maxProbeEvents)
+		}
+		return ""
+	}
 	if a.newSince.IsZero() {
 		a.newSince, a.newAt = a.start, 0
 	}
@@ -146,9 +183,9 @@ func (a *armer) unaffordable() string {
 			return fmt.Sprintf("not counting calls with uprobes: the target starts about %.0f threads a second, and each needs probe events of its own, which the kernel sets up one by one in tens of milliseconds while sampling waits; density correction is off (--calls uprobe:F counts chosen functions all the same)", rate)
 		}
 	}
-	if per > maxProbeEvents {
-		return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d probe events per counted function, which the kernel sets up one by one in tens of milliseconds while sampling waits; density correction is off (--calls uprobe:F counts chosen functions all the same)",
-			a.sess.Stats().Threads, a.sess.CPUs(), per)
+	if slow > maxSlowCloses {
+		return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d uprobe PMU events per counted function, which the kernel sets up and removes one by one in tens of milliseconds while sampling waits (tracefs probes would take one: %s); density correction is off (--calls uprobe:F counts chosen functions all the same)",
+			st.Threads, a.sess.CPUs(), slow, a.sess.ProbesWhy())
 	}
 	if missed := a.sess.Target().Missed; len(a.armed) > 0 && missed > a.missedAtArm+maxMissed {
 		return fmt.Sprintf("threads come and go faster than cctop can open counting probes on each (%d ended first): counting stopped, density correction is off, and new threads are sampled from their start again", missed)
@@ -190,7 +227,8 @@ func (a *armer) pick(b *builder) []hpm.Target {
 	k := autoK
 	if a.sess != nil {
 		// Fewer probes where the threads are many.
-		k = min(k, max(1, maxProbeEvents/max(1, a.sess.Stats().Threads*a.sess.CPUs())))
+		per, slow, _ := a.sess.ProbeFootprint()
+		k = min(k, max(1, maxProbeEvents/max(1, per)), max(1, maxSlowCloses/max(1, slow)))
 	}
 	return hpm.HottestFunctions(keep, k)
 }
@@ -198,6 +236,11 @@ func (a *armer) pick(b *builder) []hpm.Target {
 // arm re-opens the events with counters on targets.
 func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) error {
 	targets, entries := placeProbes(targets)
+	var trial *sampler.ProbeTrial
+	if a.plan.auto && len(targets) > 0 {
+		targets, trial = a.affordable(sess, b, targets)
+	}
+	defer trial.Close() // after the kept probes have their own events
 	members := make([]sampler.EventSpec, len(targets))
 	for i, t := range targets {
 		members[i] = t.Spec()
@@ -239,6 +282,81 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	}
 	return nil
 }
+
+// affordable keeps the targets whose calls the budget can pay for, hottest
+// first, from a short trial count of their calls on the target's busiest
+// threads: a probe costs every call a trap into the kernel (plan.cost), and
+// one on a function called millions of times a second would slow the target
+// down several times over before the overhead could be seen in the profile.
+// The others are banned for the run, with a note. The trial's events stay
+// open until the caller has armed the kept probes.
+func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Target) ([]hpm.Target, *sampler.ProbeTrial) {
+	specs := make([]sampler.EventSpec, len(targets))
+	for i, t := range targets {
+		specs[i] = t.Spec()
+	}
+	trial, err := sess.TrialProbes(specs, b.busiestThreads(trialThreads), trialWindow)
+	if err != nil || trial.CPU < trialWindow/10 {
+		// No thread ran enough to tell: arm, and let the measured
+		// overhead decide (due).
+		return targets, trial
+	}
+	cost := a.plan.cost
+	if cost <= 0 {
+		cost = defaultHitCost
+	}
+	var keep []hpm.Target
+	var spent float64
+	var over []string
+	for i, t := range targets {
+		share := float64(trial.Hits[i]) * float64(cost) / float64(trial.CPU)
+		if spent+share <= a.budget {
+			spent += share
+			keep = append(keep, t)
+			continue
+		}
+		a.banned[t.Func] = true
+		over = append(over, fmt.Sprintf("%s (%.0f calls per ms of CPU: %.0f%%)", displayName(t.Func),
+			float64(trial.Hits[i])/(float64(trial.CPU)/1e6), 100*share))
+	}
+	a.projected = spent
+	if len(over) > 0 {
+		a.notes = append(a.notes, fmt.Sprintf("not counting calls to %s: counting would cost more than the %.0f%% budget",
+			strings.Join(over, ", "), 100*a.budget))
+	}
+	if len(keep) == 0 && len(a.armed) == 0 {
+		a.overBudget++
+		if a.overBudget >= 2 {
+			a.giveUp = true
+			a.notes = append(a.notes, "the hottest functions are called too often to count with uprobes within budget: density correction is off (name cheaper functions with --calls uprobe:F)")
+		}
+	}
+	return keep, trial
+}
+
+// busiestThreads is up to n threads with the most samples, busiest first.
+func (b *builder) busiestThreads(n int) []int {
+	tids := make([]int, 0, len(b.perThread))
+	for tid := range b.perThread {
+		tids = append(tids, int(tid))
+	}
+	slices.SortFunc(tids, func(x, y int) int {
+		return cmp.Or(cmp.Compare(b.perThread[uint32(y)], b.perThread[uint32(x)]), cmp.Compare(x, y))
+	})
+	return tids[:min(n, len(tids))]
+}
+
+// projectedNote is ", projected N%" where a trial projected the armed
+// probes' cost, else "".
+func (a *armer) projectedNote() string {
+	if a == nil || a.projected <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", projected %.1f%% by a trial count", 100*a.projected)
+}
+
+// displayName is a function's name as notes show it: demangled and short.
+func displayName(link string) string { return cct.ShortName(demangle.Filter(link)) }
 
 // recent is each function's self samples since the counters were last
 // armed on this tree (all of them on a new tree, after a reset).

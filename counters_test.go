@@ -234,7 +234,7 @@ func TestAutoCountersBudget(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record: %s", cheap)
 	}
-	if !strings.Contains(cheap, "armed on github.com/cctop/cctop/workload.densityLeaf") || strings.Contains(cheap, "not counted") {
+	if !strings.Contains(cheap, "armed on workload.densityLeaf") || strings.Contains(cheap, "not count") {
 		t.Errorf("a cheap leaf should stay counted:\n%s", cheap)
 	}
 	calls := sumValue(t, readProfile(t, filepath.Join(dir, "a.pb.gz")), "calls")
@@ -248,7 +248,9 @@ func TestAutoCountersBudget(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record: %s", costly)
 	}
-	if !strings.Contains(costly, "counting calls to github.com/cctop/cctop/workload.densityLeaf") || !strings.Contains(costly, "not counted") {
-		t.Errorf("a leaf called every 1.3 µs must be dropped for its cost:\n%s", costly)
+	// A trial count finds that out before the probe is placed in every
+	// thread: it is never armed.
+	if !strings.Contains(costly, "not counting calls to workload.densityLeaf") || strings.Contains(costly, "armed on workload.densityLeaf") {
+		t.Errorf("a leaf called every 1.3 µs must not be counted, for its cost:\n%s", costly)
 	}
 }

@@ -203,7 +203,7 @@ func (p *countingPlan) describe() string {
 	if p.auto && len(p.targets) > 0 {
 		names := make([]string, len(p.targets))
 		for i, t := range p.targets {
-			names[i] = t.Func
+			names[i] = displayName(t.Func)
 		}
 		s += "; armed on " + strings.Join(names, ", ")
 	}

@@ -84,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "workload":
 		err = cmdWorkload(args[1:], stdout, stderr)
 	case releaseCmd:
-		// Exiting closes the events this process was handed.
+		release(args[1:])
 		return 0
 	case "help", "-h", "--help", "-help":
 		printUsage(stdout)

@@ -31,6 +31,7 @@ type builder struct {
 	rooted    bool // the unwound stack ended where unwind tables mark the outermost frame
 
 	samples   uint64
+	perThread map[uint32]uint64 // samples of each thread, to pick those a probe trial counts on
 	unwound   completeness
 	firstTime uint64
 	lastTime  uint64
@@ -139,6 +140,10 @@ func (b *builder) sample(r *sampler.Record) {
 	}
 	b.lastTime = r.Time
 	b.samples++
+	if b.perThread == nil {
+		b.perThread = map[uint32]uint64{}
+	}
+	b.perThread[r.TID]++
 	if _, ok := b.threads[r.TID]; !ok {
 		b.addThread(cct.Thread{TID: r.TID, PID: r.PID})
 	}

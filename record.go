@@ -135,6 +135,7 @@ type recording struct {
 	sess    *sampler.Session
 	b       *builder
 	plan    *countingPlan
+	arm     *armer
 	start   time.Time
 	elapsed time.Duration
 	notes   []string
@@ -151,6 +152,7 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *countingPlan, s
 	}
 	rec := &recording{sess: sess, b: b, start: start, plan: plan}
 	arm := newArmer(plan)
+	rec.arm = arm
 	notes, err := runArmed(ctx, sess, arm, func() *builder { return b }, nil)
 	rec.notes = append(notes, arm.notes...)
 	if err != nil {
@@ -239,8 +241,8 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
 		if b.weights != nil && rec.plan.trigger == triggerTime {
 			if rec.plan.cost > 0 && b.weights.clockTime > 0 && len(rec.plan.targets) > 0 {
-				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time (%d probe hits at %s)\n",
-					100*b.weights.overhead(rec.plan.cost), b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
+				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time (budget %.0f%%%s; %d probe hits at %s)\n",
+					100*b.weights.overhead(rec.plan.cost), 100*rec.arm.budget, rec.arm.projectedNote(), b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
 			}
 			if n := b.weights.unknownCalls(); n > 0 {
 				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)

@@ -5,34 +5,41 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"github.com/cctop/cctop/sampler"
 )
 
-// releaseCmd is the hidden command that takes over a session's probe events
-// and closes them by exiting.
+// releaseCmd is the hidden command that takes over a session's probe events,
+// closes them, and then deletes the tracefs probes they used (its
+// arguments).
 const releaseCmd = "__release-probes"
 
-// closeSession closes sess. Closing a uprobe event takes the kernel about
-// 0.1 s, and a session counting calls with uprobes has one per thread, CPU
-// and probe: a quit would keep the user looking at a blank terminal for
-// seconds (5 s for the demo, 12 s attached to a 4-thread target). Those
-// events go to a detached child that pays for closing them, and cctop
-// returns at once. The events are disabled first, so they count nothing
-// more; the probes stay in the target's code until the child is done.
+// releaseSlowCloses is how many slow event closes (each waits for the kernel
+// to unregister a uprobe, about 0.1 s) cctop pays itself before it hands
+// the events to a release child.
+const releaseSlowCloses = 2
+
+// closeSession closes sess. Closing the last event on a uprobe takes the
+// kernel about 0.1 s (with tracefs probes one close per probe, with the
+// uprobe PMU one per thread, CPU and probe): those events go to a detached
+// child that pays for closing them, and cctop returns at once. The events
+// are disabled first, so they count nothing more; the probes stay in the
+// target's code until the child is done, a fraction of a second with tracefs
+// probes.
 func closeSession(sess *sampler.Session, stderr io.Writer) {
 	defer sess.Close()
 	n := sess.ProbeEvents()
-	if n <= 16 {
+	if n <= releaseSlowCloses {
 		return
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return
 	}
-	files := sess.DetachEvents()
-	cmd := exec.Command(exe, releaseCmd)
+	files, probes := sess.DetachEvents()
+	cmd := exec.Command(exe, append([]string{releaseCmd, strconv.Itoa(len(files))}, probes...)...)
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
@@ -44,5 +51,20 @@ func closeSession(sess *sampler.Session, stderr io.Writer) {
 	}
 	if err == nil {
 		cmd.Process.Release()
+		return
 	}
+	sampler.DeleteProbes(probes)
+}
+
+// release is the release child: it closes the events it was handed (file
+// descriptors 3 and up, as many as args[0] says) and deletes the probes
+// named in the other args.
+func release(args []string) {
+	if len(args) == 0 {
+		return
+	}
+	if n, err := strconv.Atoi(args[0]); err == nil && n > 0 {
+		closeInherited(n)
+	}
+	sampler.DeleteProbes(args[1:])
 }

@@ -22,7 +22,7 @@ func (*Session) PID() int                                     { return 0 }
 func (*Session) Notes() []string                              { return nil }
 func (*Session) KernelFrames() bool                           { return false }
 func (*Session) Followed() bool                               { return false }
-func (*Session) DetachEvents() []*os.File                     { return nil }
+func (*Session) DetachEvents() ([]*os.File, []string)         { return nil, nil }
 func (*Session) ProbeEvents() int                             { return 0 }
 func (*Session) MemberIndex(uint64) int                       { return -1 }
 func (*Session) Stats() Stats                                 { return Stats{} }
@@ -49,5 +49,19 @@ type EventRef struct{ Group, Member int }
 func (*Counter) Read() (uint64, error) { return 0, errNotLinux }
 func (*Counter) Close() error          { return nil }
 
-func FixPerfEvent() string    { return errNotLinux.Error() }
-func UprobesPermitted() error { return errNotLinux }
+func FixPerfEvent() string        { return errNotLinux.Error() }
+func UprobesPermitted() error     { return errNotLinux }
+func DeleteProbes([]string) error { return errNotLinux }
+
+func (*Session) ProbeFootprint() (int, int, bool) { return 0, 0, false }
+
+type ProbeTrial struct {
+	Hits []uint64
+	CPU  time.Duration
+}
+
+func (*ProbeTrial) Close() {}
+func (*Session) TrialProbes([]EventSpec, []int, time.Duration) (*ProbeTrial, error) {
+	return nil, errNotLinux
+}
+func (*Session) ProbesWhy() string { return errNotLinux.Error() }

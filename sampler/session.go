@@ -94,6 +94,13 @@ type Session struct {
 	alive      map[int]bool
 	files      fileLimit
 	startTicks uint64 // when the session began, as startTicks counts
+
+	// probes are the tracefs uprobes of this process (tracefs.go), nil
+	// until a configuration has uprobes; held is the probe ids the
+	// configuration in force holds (one per use), released once its events
+	// are closed.
+	probes *probeSet
+	held   []uint64
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
@@ -173,6 +180,11 @@ type groupAttrs struct {
 // asks for sideband records (mmap, comm, task): one copy of each is enough.
 func (s *Session) buildAttrs() error {
 	s.groups = s.groups[:0]
+	// The probes of the attrs replaced are released after the new ones
+	// are acquired, so that those both use stay in tracefs.
+	prevHeld := s.held
+	s.held = nil
+	defer func() { s.probes.release(prevHeld) }()
 	for gi, g := range s.cfg.groups() {
 		var ga groupAttrs
 		ga.name = g.Leader.Name
@@ -205,7 +217,10 @@ func (s *Session) buildAttrs() error {
 				a.Sample_stack_user = uint32(min(s.cfg.UserStack+7, MaxUserStack) &^ 7)
 			}
 		}
-		ga.allTasks = g.AllTasks && gi > 0
+		// Probe events in tracefs are inherited like any event, so a
+		// probe-led group follows the target's threads itself; only
+		// uprobe PMU leaders need to watch every task.
+		ga.allTasks = g.AllTasks && gi > 0 && !s.probes.usable()
 		if !s.cfg.Follow && !ga.allTasks {
 			a.Bits |= unix.PerfBitInherit
 		}
@@ -256,6 +271,13 @@ func (s *Session) buildAttrs() error {
 // creating a thread, where it points at nothing, and the target's clone
 // fails with EFAULT.
 func (s *Session) followForUprobes() {
+	if slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) {
+		s.ensureProbes()
+		if !s.probes.usable() && !s.probes.told {
+			s.probes.told = true
+			s.note("uprobes go through the uprobe PMU, whose events close slowly and cannot follow new threads: " + s.probes.why)
+		}
+	}
 	if s.cfg.Follow {
 		if s.followAuto && !s.perThreadUprobes() {
 			// No uprobe left to follow threads for: back to inheritance,
@@ -281,6 +303,9 @@ func (s *Session) followForUprobes() {
 
 // perThreadUprobes reports whether any event opened per thread is a uprobe.
 func (s *Session) perThreadUprobes() bool {
+	if s.probes.usable() {
+		return false
+	}
 	for gi, g := range s.cfg.groups() {
 		if !(g.AllTasks && gi > 0) && g.hasUprobe() {
 			return true
@@ -292,12 +317,18 @@ func (s *Session) perThreadUprobes() bool {
 // CPUs is how many CPUs are sampled: every thread has an event group on each.
 func (s *Session) CPUs() int { return len(s.cpus) }
 
-// ProbeEvents is how many open events close slowly: with uprobes in the
-// configuration, every event of it (the kernel unregisters a uprobe on
-// close, about 0.1 s each), else 0.
+// ProbeEvents is how many event closes will each wait for the kernel to
+// unregister a uprobe (about 0.1 s each): with tracefs probes, one per probe
+// (the last of its events); with uprobe PMU events, every event of the
+// configuration.
 func (s *Session) ProbeEvents() int {
 	if !slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) {
 		return 0
+	}
+	if s.probes.usable() {
+		s.probes.mu.Lock()
+		defer s.probes.mu.Unlock()
+		return len(s.probes.byKey)
 	}
 	n := len(s.cpuFDs) + len(s.exitedFDs)
 	for _, fds := range s.tidFDs {
@@ -308,9 +339,10 @@ func (s *Session) ProbeEvents() int {
 
 // DetachEvents stops every event, unmaps the rings and hands the events'
 // descriptors over as files, so that another process can hold the last
-// reference and pay for closing them; the session keeps none. Call it after
-// the last Run.
-func (s *Session) DetachEvents() []*os.File {
+// reference and pay for closing them, and the tracefs probes they use,
+// which that process deletes (DeleteProbes) once it has closed them; the
+// session keeps none. Call it after the last Run.
+func (s *Session) DetachEvents() ([]*os.File, []string) {
 	s.Pause()
 	var files []*os.File
 	for _, fds := range s.tidFDs {
@@ -329,7 +361,12 @@ func (s *Session) DetachEvents() []*os.File {
 	}
 	s.readMu.Unlock()
 	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders, s.exitedFDs = nil, nil, nil, nil, nil, nil
-	return files
+	s.held = nil
+	var probes []string
+	if s.probes != nil {
+		probes = s.probes.detach()
+	}
+	return files, probes
 }
 
 // followPoll is how often the rings are read while threads are followed.
@@ -349,6 +386,23 @@ func (s *Session) setEvent(a *unix.PerfEventAttr, spec EventSpec, ga *groupAttrs
 		a.Type, a.Config, a.Ext1, a.Ext2 = spec.Type, spec.Config, spec.Config1, spec.Config2
 		return nil
 	}
+	if _, err := UprobeType(); err != nil {
+		return err
+	}
+	if s.probes.usable() {
+		id, err := s.probes.acquire(spec.UprobePath, spec.UprobeOffset)
+		if err != nil {
+			return err
+		}
+		s.held = append(s.held, id)
+		a.Type, a.Config = unix.PERF_TYPE_TRACEPOINT, id
+		return nil
+	}
+	return s.setEventPMU(a, spec, ga)
+}
+
+// setEventPMU makes a a uprobe PMU event for spec.
+func (s *Session) setEventPMU(a *unix.PerfEventAttr, spec EventSpec, ga *groupAttrs) error {
 	typ, err := UprobeType()
 	if err != nil {
 		return err
@@ -525,7 +579,7 @@ func (s *Session) closeThread(tid int) {
 	if !ok {
 		return
 	}
-	slow := slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe)
+	slow := slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) && !s.probes.usable()
 	keep := fds[:0]
 	for _, fd := range fds {
 		switch {
@@ -993,7 +1047,8 @@ func (s *Session) dropEvents() {
 	for fd := range s.owners {
 		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	}
-	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings, exitedFDs: s.exitedFDs}
+	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings, exitedFDs: s.exitedFDs, probes: s.probes, held: s.held}
+	s.held = nil
 	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
 	s.publishRings()
 	go old.closeEvents()
@@ -1108,6 +1163,8 @@ func (s *Session) closeEvents() {
 		r.close()
 	}
 	s.tidFDs, s.rings, s.ringFD, s.cpuFDs, s.leaders, s.exitedFDs = nil, nil, nil, nil, nil, nil
+	s.probes.release(s.held)
+	s.held = nil
 }
 
 func (s *Session) watchExit(pid int) error {

@@ -1,0 +1,247 @@
+//go:build linux
+
+package sampler
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Uprobes are placed as tracefs probe events (uprobe_events), opened as
+// tracepoints, wherever tracefs is writable; the uprobe PMU (config1 = a
+// path pointer) is the fallback. Measured on the development VM (kernel
+// 6.18, bench/manycore.sh): closing a uprobe PMU event waits for the kernel
+// to unregister its uprobe, 70-110 ms, serialized under the kernel's
+// event_mutex so that closing them in parallel gains nothing, and there is
+// one uprobe per event: 17 threads x 1 probe took 1.2 s, 16 CPUs x 16
+// threads x 4 probes would take minutes. Perf events on a tracefs probe
+// share its one uprobe registration: only the last of them to close pays
+// the unregistering (110 ms), the others close in microseconds (1087 of
+// them in 3.8 ms). And a tracepoint's attr holds no user pointer, so its
+// events can be inherited by new threads, which the uprobe PMU's cannot
+// (the kernel reads config1 again in the memory of the task that creates
+// the thread, and that clone fails with EFAULT): no following of threads
+// one by one, no events per new thread.
+
+// probeSet owns the tracefs probes of one cctop process: the group
+// cctop_<pid> in uprobe_events. Events hold references to its probes; a
+// probe is deleted from tracefs once no open event uses it. Safe for
+// concurrent use: old events are closed on a goroutine (dropEvents).
+type probeSet struct {
+	dir   string // tracefs mount, "" when probes cannot be created there
+	why   string // why dir is "", for notes
+	told  bool   // the session noted why
+	group string
+	mu    sync.Mutex
+	byKey map[probeKey]*tprobe
+	next  int
+}
+
+type probeKey struct {
+	path string
+	off  uint64
+}
+
+// tprobe is one probe event in tracefs and how many event sets use it.
+type tprobe struct {
+	key   probeKey
+	name  string // group/event
+	id    uint64 // tracepoint id, the attr's config
+	users int
+}
+
+// tracefsDirs are where tracefs is found, newest convention first.
+var tracefsDirs = [...]string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
+
+// newProbeSet finds a writable uprobe_events. It does not mount tracefs:
+// that is the administrator's choice (systemd mounts it).
+func newProbeSet() *probeSet {
+	ps := &probeSet{group: fmt.Sprintf("cctop_%d", os.Getpid()), byKey: map[probeKey]*tprobe{}}
+	ps.why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+	for _, d := range tracefsDirs {
+		if err := unix.Access(filepath.Join(d, "uprobe_events"), unix.W_OK); err == nil {
+			ps.dir, ps.why = d, ""
+			break
+		} else if !errors.Is(err, unix.ENOENT) {
+			ps.why = fmt.Sprintf("%s/uprobe_events: %v", d, err)
+		}
+	}
+	if ps.dir != "" {
+		ps.removeStale()
+	}
+	return ps
+}
+
+// ensureProbes is the session's probe set, made on first use.
+func (s *Session) ensureProbes() *probeSet {
+	if s.probes == nil {
+		s.probes = newProbeSet()
+	}
+	return s.probes
+}
+
+// usable reports whether probes are created in tracefs.
+func (ps *probeSet) usable() bool { return ps != nil && ps.dir != "" }
+
+// acquire returns the tracepoint id of the probe at path:off, creating it on
+// first use, and counts one more user.
+func (ps *probeSet) acquire(path string, off uint64) (uint64, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	k := probeKey{path, off}
+	if p := ps.byKey[k]; p != nil {
+		p.users++
+		return p.id, nil
+	}
+	if strings.ContainsAny(path, " \t\n") {
+		// uprobe_events is a line of space-separated words.
+		return 0, fmt.Errorf("cannot probe %q through tracefs: its path has blanks", path)
+	}
+	name := fmt.Sprintf("%s/p%d", ps.group, ps.next)
+	ps.next++
+	if err := ps.write(fmt.Sprintf("p:%s %s:0x%x", name, path, off)); err != nil {
+		return 0, fmt.Errorf("uprobe %s:0x%x: %w", path, off, err)
+	}
+	b, err := os.ReadFile(filepath.Join(ps.dir, "events", name, "id"))
+	if err != nil {
+		ps.write("-:" + name)
+		return 0, fmt.Errorf("uprobe %s:0x%x: %w", path, off, err)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		ps.write("-:" + name)
+		return 0, fmt.Errorf("uprobe %s: id %q: %v", name, b, err)
+	}
+	ps.byKey[k] = &tprobe{key: k, name: name, id: id, users: 1}
+	return id, nil
+}
+
+// release drops one user of each probe with an id in ids and deletes the
+// probes nobody uses any more. Their events must be closed by then: tracefs
+// refuses to delete a probe with open events (EBUSY).
+func (ps *probeSet) release(ids []uint64) {
+	if ps == nil || len(ids) == 0 {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for _, id := range ids {
+		for k, p := range ps.byKey {
+			if p.id != id {
+				continue
+			}
+			if p.users--; p.users <= 0 {
+				ps.write("-:" + p.name)
+				delete(ps.byKey, k)
+			}
+			break
+		}
+	}
+}
+
+// detach hands the probes over: the caller deletes them (DeleteProbes) once
+// the events using them are closed; the set forgets them.
+func (ps *probeSet) detach() []string {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var names []string
+	for k, p := range ps.byKey {
+		names = append(names, p.name)
+		delete(ps.byKey, k)
+	}
+	return names
+}
+
+func (ps *probeSet) write(line string) error {
+	return writeProbeLine(ps.dir, line)
+}
+
+func writeProbeLine(dir, line string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "uprobe_events"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// removeStale deletes the probes of cctop processes that are gone (killed
+// before they could remove theirs). A group still in use, by a live cctop or
+// by the helper that closes a finished one's events, is left alone.
+func (ps *probeSet) removeStale() {
+	f, err := os.Open(filepath.Join(ps.dir, "uprobe_events"))
+	if err != nil {
+		return
+	}
+	var stale []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// p:cctop_1234/p0 /path:0x1234
+		name, _, _ := strings.Cut(strings.TrimPrefix(sc.Text(), "p:"), " ")
+		group, _, ok := strings.Cut(name, "/")
+		pidStr, isOurs := strings.CutPrefix(group, "cctop_")
+		if !ok || !isOurs {
+			continue
+		}
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		stale = append(stale, name)
+	}
+	f.Close()
+	for _, name := range stale {
+		writeProbeLine(ps.dir, "-:"+name)
+	}
+}
+
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// DeleteProbes deletes tracefs probes handed over by DetachEvents, once the
+// events on them are closed.
+func DeleteProbes(names []string) error {
+	var first error
+	for _, d := range tracefsDirs {
+		if unix.Access(filepath.Join(d, "uprobe_events"), unix.W_OK) != nil {
+			continue
+		}
+		for _, n := range names {
+			if err := writeProbeLine(d, "-:"+n); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	return nil
+}
+
+// ProbeFootprint is what one more counting probe costs in events: how many
+// it opens (one per directly opened thread and CPU; inherited copies are
+// the kernel's), and how many of those closes will each wait for the kernel
+// to unregister a uprobe (one per probe with tracefs, every event with the
+// uprobe PMU). inherits says whether new threads get the probe's events by
+// inheritance rather than by cctop opening them one by one.
+func (s *Session) ProbeFootprint() (events, slowCloses int, inherits bool) {
+	events = max(1, len(s.tidFDs)) * len(s.cpus)
+	if s.ensureProbes().usable() {
+		return events, 1, true
+	}
+	return events, events, false
+}
+
+// ProbesWhy says why uprobes cannot go through tracefs here, or "".
+func (s *Session) ProbesWhy() string { return s.ensureProbes().why }

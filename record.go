@@ -240,9 +240,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	if rec.plan != nil {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
 		if b.weights != nil && rec.plan.trigger == triggerTime {
-			if rec.plan.cost > 0 && b.weights.clockTime > 0 && len(rec.plan.targets) > 0 {
-				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time (budget %.0f%%%s; %d probe hits at %s)\n",
-					100*b.weights.overhead(rec.plan.cost), 100*rec.arm.budget, rec.arm.projectedNote(), b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
+			if rec.plan.cost > 0 && b.weights.runHits+b.weights.totalHits() > 0 {
+				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time over the run (budget %.0f%%%s; %d probe hits at %s)\n",
+					100*b.weights.runOverhead(rec.plan.cost), 100*rec.arm.budget, rec.arm.projectedNote(), b.weights.runHits+b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
 			}
 			if n := b.weights.unknownCalls(); n > 0 {
 				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)

@@ -41,6 +41,9 @@ type weighing struct {
 	hits      map[int]uint64
 	prevHits  map[stream][]uint64
 	clockTime uint64
+	// The same over the whole run, resets included: what the summary
+	// states against the budget.
+	runHits, runClock uint64
 
 	// What the counters panel shows; they outlive reset, being
 	// measurements of the target rather than of one event set.
@@ -77,6 +80,8 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool), lo
 // reset forgets every stream's base: the event set was replaced and all
 // counters restarted from zero.
 func (w *weighing) reset(generation int) {
+	w.runHits += w.totalHits()
+	w.runClock += w.clockTime
 	w.generation = generation
 	clear(w.streams)
 	clear(w.hits)
@@ -214,6 +219,15 @@ func (w *weighing) overhead(cost time.Duration) float64 {
 		return 0
 	}
 	return float64(w.totalHits()) * float64(cost.Nanoseconds()) / float64(w.clockTime)
+}
+
+// runOverhead is overhead over the whole run, every armed set included.
+func (w *weighing) runOverhead(cost time.Duration) float64 {
+	clock := w.runClock + w.clockTime
+	if clock == 0 {
+		return 0
+	}
+	return float64(w.runHits+w.totalHits()) * float64(cost.Nanoseconds()) / float64(clock)
 }
 
 func (w *weighing) totalHits() uint64 {

@@ -22,6 +22,7 @@ import (
 type Session struct {
 	cfg        Config
 	cpus       []int
+	k          boundary
 	rings      map[int]*ring // by CPU
 	ringFD     map[int]int   // by CPU: the event whose ring the others write into
 	owners     map[int]bool  // the fds in ringFD
@@ -105,7 +106,9 @@ type Session struct {
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
 // first instruction, or attaches to every thread of cfg.PID.
-func Open(cfg Config) (*Session, error) {
+func Open(cfg Config) (*Session, error) { return openWith(cfg, kernelBoundary()) }
+
+func openWith(cfg Config, k boundary) (*Session, error) {
 	if (cfg.PID > 0) == (len(cfg.Argv) > 0) {
 		return nil, errors.New("give either a PID to attach to or a command to launch")
 	}
@@ -121,12 +124,12 @@ func Open(cfg Config) (*Session, error) {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 100 * time.Millisecond
 	}
-	cpus, err := onlineCPUs()
+	cpus, err := k.cpus()
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{
-		cfg: cfg, cpus: cpus, epfd: -1, pidfd: -1,
+		cfg: cfg, cpus: cpus, k: k, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, owners: map[int]bool{}, tidFDs: map[int][]int{},
 		ids: map[uint64]EventRef{}, fdID: map[int]uint64{}, alive: map[int]bool{}, procs: map[int]bool{},
 		root: map[int]int{}, heirs: map[int]int{}, leaders: map[int]bool{},
@@ -493,7 +496,7 @@ func (s *Session) openThread(tid int) error {
 			if s.opening {
 				attr.Bits |= unix.PerfBitDisabled // see openAllThreads
 			}
-			fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			fd, err := s.k.perfOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fail(err)
 			}
@@ -504,7 +507,7 @@ func (s *Session) openThread(tid int) error {
 			s.leaders[fd] = true
 			for mi := range g.members {
 				ma := g.members[mi]
-				mfd, err := unix.PerfEventOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
+				mfd, err := s.k.perfOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
 				if err != nil {
 					return fail(fmt.Errorf("counter %s: %w", g.names[mi], err))
 				}
@@ -686,7 +689,7 @@ func (s *Session) openAllTasks() error {
 			if s.opening {
 				attr.Bits |= unix.PerfBitDisabled
 			}
-			fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			fd, err := s.k.perfOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fmt.Errorf("%s on CPU %d: %w", g.name, cpu, s.openErr(err, -1))
 			}

@@ -84,6 +84,9 @@ func newProbeSet() *probeSet {
 func (s *Session) ensureProbes() *probeSet {
 	if s.probes == nil {
 		s.probes = newProbeSet()
+		if s.k.pmuUprobes {
+			s.probes.dir, s.probes.why = "", "the uprobe PMU was asked for"
+		}
 	}
 	return s.probes
 }

@@ -51,7 +51,7 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 	for _, tid := range tids {
 		la := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
 			Size: uint32(unsafeSizeofAttr), Read_format: readGroup, Bits: unix.PerfBitDisabled | unix.PerfBitExcludeHv}
-		lfd, err := unix.PerfEventOpen(&la, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		lfd, err := s.k.perfOpen(&la, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 		if err != nil {
 			continue // the thread is gone
 		}
@@ -72,7 +72,7 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 				closeAll()
 				return nil, err
 			}
-			fd, err := unix.PerfEventOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
+			fd, err := s.k.perfOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
 			runtime.KeepAlive(&ga) // the uprobe PMU's path, which config1 points at
 			if err != nil {
 				ok = false

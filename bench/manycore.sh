@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench/manycore.sh [SIZES]: what counting probes cost in events and time
+# against CPUs and threads, with tracefs probes (cctop's way where tracefs
+# is writable) and with per-thread uprobe PMU events (the fallback, and what
+# cctop did before). SIZES is "cpus:threads ..." (default "2:16 16:16 64:16
+# 64:64"); CPU counts above this machine's are the fake CPU list of the
+# sampler's kernel boundary, each event opened for real on CPU c mod the
+# real count. Each run samples testdata/spinners.c with that many threads,
+# arms four probes as automatic counting does (re-opening the events on
+# every live thread), then releases them.
+#
+# Columns: events opened to arm; slow closes (each waits 70-110 ms for the
+# kernel to unregister a uprobe, one after the other); time to arm; time to
+# release (every close and the probes' removal: what `record` would wait
+# for after its target exits, were it not handed to a child process).
+# Needs root (uprobes), gcc, and tracefs mounted at /sys/kernel/tracing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=${1:-"2:16 16:16 64:16 64:64"}
+echo "$(nproc) real CPUs; $(uname -r)"
+MANYCORE="$SIZES" go test -run XXX -bench BenchmarkManyCore -benchtime 1x -timeout 60m ./sampler/ 2>&1 |
+	awk '
+	/^BenchmarkManyCore/ {
+		split($1, p, "/"); design = p[2]; mode = p[3]; cpus = p[4]; threads = p[5]; sub(/-[0-9]+$/, "", threads)
+		for (i = 3; i < NF; i += 2) m[$(i+1)] = $i
+		printf "%-8s %-7s %-9s %-12s %8d events %6d slow closes  arm %6d ms  release %6d ms\n", design, mode, cpus, threads, m["events"], m["slow-closes"], m["arm-ms"], m["release-ms"]
+		next
+	}
+	/SKIP|skip/ { sub(/^ +/, ""); print "  " $0 }
+	/^(FAIL|ok|PASS)/ { print }'

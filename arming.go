@@ -96,7 +96,7 @@ const autoBudget = 0.05
 
 func newArmer(plan *countingPlan) *armer {
 	return &armer{plan: plan, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
-		budget: autoBudget, banned: map[string]bool{}}
+		budget: plan.budgetOr(autoBudget), banned: map[string]bool{}}
 }
 
 // due reports whether the counters should be (re)armed now.
@@ -240,7 +240,10 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	if a.plan.auto && len(targets) > 0 {
 		targets, trial = a.affordable(sess, b, targets)
 	}
-	defer trial.Close() // after the kept probes have their own events
+	// After the kept probes have events of their own, so that their
+	// uprobes stay registered; on a goroutine, as the last close of a
+	// rejected probe waits for the kernel to unregister it.
+	defer func() { go trial.Close() }()
 	members := make([]sampler.EventSpec, len(targets))
 	for i, t := range targets {
 		members[i] = t.Spec()
@@ -357,6 +360,14 @@ func (a *armer) projectedNote() string {
 		return ""
 	}
 	return fmt.Sprintf(", projected %.1f%% by a trial count", 100*a.projected)
+}
+
+// budgetOr is the plan's counting budget, or def without a plan.
+func (p *countingPlan) budgetOr(def float64) float64 {
+	if p == nil || p.budget <= 0 {
+		return def
+	}
+	return p.budget
 }
 
 // displayName is a function's name as notes show it: demangled and short.

@@ -22,6 +22,7 @@ type countingFlags struct {
 	alpha     float64
 	noDensity bool
 	noLatency bool
+	budget    float64 // percent of the target's CPU time automatic counting may cost
 }
 
 func (c *countingFlags) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (c *countingFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.alpha, "alpha", correct.DefaultAlpha, "latency factor `ALPHA`")
 	fs.BoolVar(&c.noDensity, "no-density", false, "turn call-density correction off")
 	fs.BoolVar(&c.noLatency, "no-latency", false, "turn sampling-latency correction off")
+	fs.Float64Var(&c.budget, "budget", 100*autoBudget, "automatic counting may cost the target at most `PERCENT` of its CPU time")
 }
 
 // countingPlan is how calls get counted and samples weighted in one run.
@@ -40,6 +42,7 @@ type countingPlan struct {
 	auto    bool          // uprobe targets come from the live profile
 	cost    time.Duration // measured cost of one uprobe hit (0: not measured)
 	params  correct.Params
+	budget  float64 // share of the target's CPU time automatic counters may cost
 	binary  string // the target's executable, where uprobe names resolve
 	entries map[entryKey]bool
 	unwind  unwindPlan
@@ -70,6 +73,13 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*count
 	case triggerTime, triggerCalls, triggerExact:
 	default:
 		return nil, usageError("unknown --trigger %q (time, calls or exact)", cf.trigger)
+	}
+	p.budget = autoBudget
+	if cf.budget != 0 {
+		p.budget = cf.budget / 100
+	}
+	if !(cf.budget >= 0 && cf.budget <= 100) {
+		return nil, usageError("--budget must be a percentage between 0 and 100, got %g", cf.budget)
 	}
 	if !validAlpha(cf.alpha) {
 		return nil, usageError("--alpha must be >= 0 and finite, got %g", cf.alpha)

@@ -279,7 +279,12 @@ func uprobeCheck() check {
 		c.detail = fmt.Sprintf("probe placed but counted %d of %d calls", n, hits)
 	default:
 		c.ok = true
-		c.detail = fmt.Sprintf("counted %d of %d calls to a probed function (fd-scoped, nothing left in tracefs)", n, hits)
+		c.detail = fmt.Sprintf("counted %d of %d calls to a probed function", n, hits)
+		if ok, where := sampler.TracefsProbes(); ok {
+			c.detail += "; counting probes go through " + where + " (one uprobe per probe, inherited by new threads, removed at exit)"
+		} else {
+			c.detail += "; tracefs probes unavailable (" + where + "): the uprobe PMU instead, whose events close slowly (0.1 s each) and are opened per thread"
+		}
 	}
 	return c
 }

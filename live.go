@@ -505,14 +505,16 @@ func (l *live) tellTarget() {
 }
 
 // tellArming puts what the automatic counters decided on the status line as
-// it happens, and shows time when counting stopped before it counted
-// anything: the calls metric would show an empty profile.
+// it happens, and shows time when no counter is armed and none counted
+// anything (every candidate too costly to count, or counting stopped): the
+// calls metric would show an empty profile.
 func (l *live) tellArming() {
 	for _, n := range l.arm.notes[l.toldNotes:] {
 		l.send(tui.StatusMsg{Text: n})
 	}
 	l.toldNotes = len(l.arm.notes)
-	if l.arm.giveUp && l.metric == "calls" && l.b.tree.Total().Calls == 0 {
+	nothingArmed := l.arm.giveUp || (l.arm.armed != nil && len(l.arm.armed) == 0)
+	if nothingArmed && l.metric == "calls" && l.b.tree.Total().Calls == 0 {
 		l.metric = "time"
 		l.dirty = true
 	}

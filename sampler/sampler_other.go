@@ -65,3 +65,4 @@ func (*Session) TrialProbes([]EventSpec, []int, time.Duration) (*ProbeTrial, err
 	return nil, errNotLinux
 }
 func (*Session) ProbesWhy() string { return errNotLinux.Error() }
+func TracefsProbes() (bool, string) { return false, errNotLinux.Error() }

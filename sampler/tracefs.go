@@ -61,11 +61,13 @@ type tprobe struct {
 // tracefsDirs are where tracefs is found, newest convention first.
 var tracefsDirs = [...]string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 
-// newProbeSet finds a writable uprobe_events. It does not mount tracefs:
-// that is the administrator's choice (systemd mounts it).
+// newProbeSet finds a writable uprobe_events. Where tracefs is not mounted
+// (systemd mounts it; minimal VMs and containers may not), it mounts it at
+// its standard place, as perf does for its probes, when it may.
 func newProbeSet() *probeSet {
 	ps := &probeSet{group: fmt.Sprintf("cctop_%d", os.Getpid()), byKey: map[probeKey]*tprobe{}}
 	ps.why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+	mountTracefs()
 	for _, d := range tracefsDirs {
 		if err := unix.Access(filepath.Join(d, "uprobe_events"), unix.W_OK); err == nil {
 			ps.dir, ps.why = d, ""
@@ -89,6 +91,21 @@ func (s *Session) ensureProbes() *probeSet {
 		}
 	}
 	return s.probes
+}
+
+// mountTracefs mounts tracefs at /sys/kernel/tracing when no tracefs is
+// mounted there and the directory is empty (the kernel makes it for this).
+// Without CAP_SYS_ADMIN the mount fails, and uprobes need it anyway.
+func mountTracefs() {
+	const dir = "/sys/kernel/tracing"
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil || st.Type == unix.TRACEFS_MAGIC {
+		return
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+		return
+	}
+	unix.Mount("nodev", dir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
 // usable reports whether probes are created in tracefs.
@@ -248,3 +265,13 @@ func (s *Session) ProbeFootprint() (events, slowCloses int, inherits bool) {
 
 // ProbesWhy says why uprobes cannot go through tracefs here, or "".
 func (s *Session) ProbesWhy() string { return s.ensureProbes().why }
+
+// TracefsProbes says whether uprobes can be placed as tracefs probe events
+// here, and where, or why not.
+func TracefsProbes() (ok bool, detail string) {
+	ps := newProbeSet()
+	if ps.usable() {
+		return true, ps.dir + "/uprobe_events"
+	}
+	return false, ps.why
+}

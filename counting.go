@@ -43,7 +43,7 @@ type countingPlan struct {
 	cost    time.Duration // measured cost of one uprobe hit (0: not measured)
 	params  correct.Params
 	budget  float64 // share of the target's CPU time automatic counters may cost
-	binary  string // the target's executable, where uprobe names resolve
+	binary  string  // the target's executable, where uprobe names resolve
 	entries map[entryKey]bool
 	unwind  unwindPlan
 	limits  limits

@@ -65,6 +65,12 @@ const maxSlowCloses = 64
 // and probe.
 const maxProbeEvents = 4096
 
+// maxArmPause bounds how long arming counters may stop sampling: the events
+// of every thread the target had are re-opened with the counters in their
+// groups (0.1-1 ms an event here, more on a loaded machine; 500 threads on 2
+// CPUs with 4 probes took 6 s).
+const maxArmPause = 250 * time.Millisecond
+
 // trialWindow is how long a candidate probe's calls are counted on a few
 // threads before it is armed in all of them.
 const trialWindow = 50 * time.Millisecond
@@ -172,6 +178,10 @@ func (a *armer) unaffordable() string {
 			return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d events per counted function (more than %d); density correction is off (--calls uprobe:F counts chosen functions all the same)",
 				st.Threads, a.sess.CPUs(), per, maxProbeEvents)
 		}
+		if d := a.sess.ReopenCost(1); d > maxArmPause {
+			return fmt.Sprintf("not counting calls with uprobes: arming a counter re-opens the events of %d threads on %d CPUs, which would stop sampling for about %v (more than %v); density correction is off (--calls uprobe:F counts chosen functions all the same)",
+				st.Threads, a.sess.CPUs(), d.Round(10*time.Millisecond), maxArmPause)
+		}
 		return ""
 	}
 	if a.newSince.IsZero() {
@@ -229,6 +239,9 @@ func (a *armer) pick(b *builder) []hpm.Target {
 		// Fewer probes where the threads are many.
 		per, slow, _ := a.sess.ProbeFootprint()
 		k = min(k, max(1, maxProbeEvents/max(1, per)), max(1, maxSlowCloses/max(1, slow)))
+		for k > 1 && a.sess.ReopenCost(k) > maxArmPause {
+			k--
+		}
 	}
 	return hpm.HottestFunctions(keep, k)
 }
@@ -243,7 +256,7 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	// After the kept probes have events of their own, so that their
 	// uprobes stay registered; on a goroutine, as the last close of a
 	// rejected probe waits for the kernel to unregister it.
-	defer func() { go trial.Close() }()
+	defer sess.Background(trial.Close)
 	members := make([]sampler.EventSpec, len(targets))
 	for i, t := range targets {
 		members[i] = t.Spec()

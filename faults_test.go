@@ -279,7 +279,7 @@ func TestRecordTargetFaults(t *testing.T) {
 			check: spinning(20),
 		},
 		{
-			name: "threads", argv: []string{cctopBin, "workload", "threads", "-duration", "3s", "-rate", "1000", "-life", "2ms"},
+			name: "threads", argv: []string{cctopBin, "workload", "threads", "-duration", "4s", "-rate", "1000", "-life", "2ms"},
 			during: checkDescriptors,
 			want:   []*regexp.Regexp{regexp.MustCompile(`cctop: (cctop exited with status 0|process \d+ exited)`)},
 			check: func(t *testing.T, stacks map[string]int, samples, threads int) {
@@ -355,7 +355,10 @@ func lastLines(s string, subs ...string) string {
 // few times a second while the target churns threads: they must not grow
 // with the threads that came and went.
 func checkDescriptors(t *testing.T, target, tool int) {
-	time.Sleep(500 * time.Millisecond) // past the start
+	// Past the start and the arming of automatic counters, which re-opens
+	// the events once, on the threads alive then; later threads inherit
+	// them.
+	time.Sleep(1200 * time.Millisecond)
 	var fds, maps []int
 	for i := 0; i < 10; i++ {
 		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", tool))

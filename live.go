@@ -29,21 +29,23 @@ type live struct {
 	msgs    chan tea.Msg
 
 	// owned by the aggregator
-	params     correct.Params
-	metric     string
-	comparison int // index into comparisons
-	baseline   []float64
-	base       *cct.Tree // --base file, if any
-	paused     bool
-	dirty      bool
-	lastSnap   time.Time
-	lastCount  uint64
-	lastRateAt time.Time
-	rate       float64
-	seq        uint64
-	exportDir  string
-	start      time.Time // of the profile: the session's, or the last reset's
-	threadSel  uint32    // the thread the TUI's filter shows, 0: none
+	params correct.Params
+	metric string
+	// metricChosen: the user picked the metric, which then stays.
+	metricChosen bool
+	comparison   int // index into comparisons
+	baseline     []float64
+	base         *cct.Tree // --base file, if any
+	paused       bool
+	dirty        bool
+	lastSnap     time.Time
+	lastCount    uint64
+	lastRateAt   time.Time
+	rate         float64
+	seq          uint64
+	exportDir    string
+	start        time.Time // of the profile: the session's, or the last reset's
+	threadSel    uint32    // the thread the TUI's filter shows, 0: none
 	// timeCfg is the time trigger's sampling configuration, to return to
 	// after the calls or exact trigger.
 	timeCfg sampler.Config
@@ -184,6 +186,7 @@ func (l *live) apply(a tui.Action) {
 		if a.Value != 0 {
 			l.metric = "calls"
 		}
+		l.metricChosen = true
 	case tui.CycleComparison:
 		for {
 			l.comparison = (l.comparison + 1) % len(comparisons)
@@ -382,6 +385,17 @@ func (l *live) publish() {
 	} else {
 		l.lastCount, l.lastRateAt = st.Samples, now
 	}
+	if !l.metricChosen && l.b.weights != nil && l.params.Density {
+		// Until the user picks one (m), calls once any call has been
+		// counted, time before: automatic counters may arm late, arm
+		// nothing (every hot function too costly to count), or count no
+		// call (a function the hot path no longer calls), and the calls
+		// metric would show an empty profile.
+		l.metric = "time"
+		if w := l.b.weights; w.runHits+w.totalHits() > 0 {
+			l.metric = "calls"
+		}
+	}
 	self := l.selfWeights()
 	cmp := l.compareWeights()
 	overlap := -1.0
@@ -505,17 +519,10 @@ func (l *live) tellTarget() {
 }
 
 // tellArming puts what the automatic counters decided on the status line as
-// it happens, and shows time when no counter is armed and none counted
-// anything (every candidate too costly to count, or counting stopped): the
-// calls metric would show an empty profile.
+// it happens.
 func (l *live) tellArming() {
 	for _, n := range l.arm.notes[l.toldNotes:] {
 		l.send(tui.StatusMsg{Text: n})
 	}
 	l.toldNotes = len(l.arm.notes)
-	nothingArmed := l.arm.giveUp || (l.arm.armed != nil && len(l.arm.armed) == 0)
-	if nothingArmed && l.metric == "calls" && l.b.tree.Total().Calls == 0 {
-		l.metric = "time"
-		l.dirty = true
-	}
 }

@@ -67,11 +67,14 @@ type Group struct {
 	Freq    uint64 // used when Period is 0
 	Period  uint64
 	Members []EventSpec
-	// AllTasks opens the group once per CPU for every task (pid -1) and
-	// keeps only the target's samples. Uprobe leaders need it to see a
-	// new thread's first call: they cannot be inherited (see
+	// AllTasks asks that a uprobe-led group see a new thread's first
+	// call. Tracefs probes (tracefs.go) do it by inheritance, like every
+	// other group. Uprobe PMU leaders cannot be inherited (see
 	// followForUprobes), and opening them per thread after the fact
-	// misses calls. Only the primary group's events track the target.
+	// misses calls: with those the group is opened once per CPU for every
+	// task (pid -1), keeping only the target's samples, and every process
+	// that maps the probed file traps on it. Only the primary group's
+	// events track the target.
 	AllTasks bool
 }
 

@@ -64,5 +64,7 @@ func (*ProbeTrial) Close() {}
 func (*Session) TrialProbes([]EventSpec, []int, time.Duration) (*ProbeTrial, error) {
 	return nil, errNotLinux
 }
-func (*Session) ProbesWhy() string  { return errNotLinux.Error() }
-func TracefsProbes() (bool, string) { return false, errNotLinux.Error() }
+func (*Session) ProbesWhy() string            { return errNotLinux.Error() }
+func TracefsProbes() (bool, string)           { return false, errNotLinux.Error() }
+func (*Session) ReopenCost(int) time.Duration { return 0 }
+func (*Session) Background(fn func())         { fn() }

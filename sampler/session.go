@@ -102,6 +102,13 @@ type Session struct {
 	// are closed.
 	probes *probeSet
 	held   []uint64
+
+	// What opening thread events has cost, for ProbeFootprint.
+	openTime  time.Duration
+	openCount int
+	// bg closes replaced events and trial probes; Close and DetachEvents
+	// wait for it, so that the probes those hold are deleted.
+	bg sync.WaitGroup
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
@@ -346,6 +353,7 @@ func (s *Session) ProbeEvents() int {
 // which that process deletes (DeleteProbes) once it has closed them; the
 // session keeps none. Call it after the last Run.
 func (s *Session) DetachEvents() ([]*os.File, []string) {
+	s.bg.Wait()
 	s.Pause()
 	var files []*os.File
 	for _, fds := range s.tidFDs {
@@ -478,6 +486,7 @@ func (s *Session) openThread(tid int) error {
 	if _, ok := s.tidFDs[tid]; ok {
 		return nil
 	}
+	start := time.Now()
 	var fds []int
 	fail := func(err error) error {
 		for _, fd := range fds {
@@ -553,6 +562,8 @@ func (s *Session) openThread(tid int) error {
 		}
 	}
 	s.tidFDs[tid] = fds
+	s.openTime += time.Since(start)
+	s.openCount += len(fds)
 	return nil
 }
 
@@ -1054,7 +1065,12 @@ func (s *Session) dropEvents() {
 	s.held = nil
 	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
 	s.publishRings()
-	go old.closeEvents()
+	if len(old.held) > 0 {
+		// Its tracefs probes are deleted once it is closed: Close waits.
+		s.bg.Go(old.closeEvents)
+	} else {
+		go old.closeEvents()
+	}
 	s.ids, s.fdID, s.retired, s.retiring = map[uint64]EventRef{}, map[int]uint64{}, nil, nil
 	s.leaders, s.root, s.heirs = map[int]bool{}, map[int]int{}, map[int]int{}
 }
@@ -1135,6 +1151,7 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.bg.Wait()
 	if s.cmd != nil && s.cmd.Process != nil && !s.exited.Load() {
 		s.cmd.Process.Kill()
 		<-s.waitErr

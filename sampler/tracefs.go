@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -262,6 +263,21 @@ func (s *Session) ProbeFootprint() (events, slowCloses int, inherits bool) {
 	}
 	return events, events, false
 }
+
+// ReopenCost is what re-opening the events with k counters on every thread
+// would take, at the mean cost of the events opened so far: sampling stops
+// meanwhile (ReconfigureWith).
+func (s *Session) ReopenCost(k int) time.Duration {
+	if s.openCount == 0 {
+		return 0
+	}
+	per := s.openTime / time.Duration(s.openCount)
+	return per * time.Duration(max(1, len(s.tidFDs))*len(s.cpus)*(1+k))
+}
+
+// Background runs fn on a goroutine that Close and DetachEvents wait for:
+// closing events that hold tracefs probes, which are deleted once closed.
+func (s *Session) Background(fn func()) { s.bg.Go(fn) }
 
 // ProbesWhy says why uprobes cannot go through tracefs here, or "".
 func (s *Session) ProbesWhy() string { return s.ensureProbes().why }

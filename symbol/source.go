@@ -8,7 +8,8 @@ package symbol
 // (gosym.go), DWARF (dwarf.go: several frames per address, innermost
 // first, Inlined set on all but the outermost, with File/Line), then the
 // symbol table (symtab.go), whose candidates include MiniDebugInfo
-// (.gnu_debugdata, debugdata.go) when the binary has no .symtab.
+// (.gnu_debugdata, debugdata.go) when the binary has no .symtab. What
+// none of them knows gets a "[module+0xOFFSET]" name (unnamed.go).
 //
 // Still to come: JIT perf maps (/tmp/perf-PID.map), a per-process source
 // for anonymous mappings, consulted where Lookup handles a mapping with no

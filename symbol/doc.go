@@ -20,7 +20,8 @@
 // a compilation unit's functions and line table are decoded on the first
 // lookup that lands in it.
 //
-// An address of a mapped file that nothing names is "[module+0xOFFSET]",
+// PLT stubs are named "memcpy@plt" as perf names them (plt.go), and any
+// other address of a mapped file that nothing names "[module+0xOFFSET]",
 // OFFSET a file offset, grouped by the function start the CFI knows
 // (unnamed.go).
 //

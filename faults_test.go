@@ -231,8 +231,8 @@ func TestRecordTargetFaults(t *testing.T) {
 			want: []*regexp.Regexp{regexp.MustCompile(`(exited with status 0|process \d+ exited); executed cctop \(samples before and after are kept\)`)},
 			check: func(t *testing.T, stacks map[string]int, samples, threads int) {
 				// The shell's samples (dash is stripped: its own frames are
-				// named by module) and the program it became.
-				sh, spun := samplesWith(stacks, "[dash]")+samplesWith(stacks, "[bash]"), samplesWith(stacks, pkg+"spinLeaf")
+				// named by module and file offset) and the program it became.
+				sh, spun := samplesWith(stacks, "[dash+0x")+samplesWith(stacks, "[bash+0x"), samplesWith(stacks, pkg+"spinLeaf")
 				if sh < 20 || spun < 30 {
 					t.Errorf("%d samples in the shell, %d in spinLeaf after its exec: want both", sh, spun)
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -242,8 +243,11 @@ func (b *builder) fold() {
 	}
 }
 
-// intern maps a symbolized frame to a function of the tree. Unnamed code is
-// grouped per module, as "[libfoo.so]", rather than one node per address.
+// intern maps a symbolized frame to a function of the tree. The symbol
+// layer names every address of a mapped file, "[libfoo.so+0x1a2b0]" where
+// no symbol does; what comes unnamed is code with no file to read, grouped
+// per mapping ("[vdso]", "[heap]", "[memfd:jit]") or, outside any, as
+// "[unknown]", rather than one node per address.
 func (b *builder) intern(f symbol.Frame) cct.FuncID {
 	k := funcKey{f.Module, f.Func}
 	if id, ok := b.funcs[k]; ok {
@@ -261,10 +265,16 @@ func (b *builder) intern(f symbol.Frame) cct.FuncID {
 		}
 	}
 	var sys string
-	if d := demangle.Filter(name); d != name {
+	// A PLT stub is named after the function it jumps to, "_ZdlPv@plt":
+	// demangled, it keeps the suffix, as perf shows it.
+	stem, plt := strings.CutSuffix(name, "@plt")
+	if d := demangle.Filter(stem); d != stem {
 		// C++ (Itanium) and Rust (legacy and v0) names are shown
 		// demangled; the linkage name stays for probes and pprof.
 		sys, name = name, d
+		if plt {
+			name += "@plt"
+		}
 	}
 	id := b.tree.Intern(cct.Func{Name: name, Module: f.Module, File: f.File, System: sys})
 	b.funcs[k] = id

@@ -57,7 +57,7 @@ func classify(frames []symbol.Frame, userChain int) string {
 		return truncNoUser
 	case userChain >= maxChain:
 		return truncDepth
-	case outer.Func == "":
+	case outer.Func == "" || outer.Unnamed:
 		return truncUnnamed
 	}
 	return truncMidStack

@@ -30,6 +30,7 @@ func TestClassifyStacks(t *testing.T) {
 		{"no frames", nil, 0, truncNoUser},
 		{"kernel only", fr("do_syscall_64", "entry_SYSCALL_64"), 0, truncNoUser},
 		{"lost in unnamed code", fr("leaf", ""), 2, truncUnnamed},
+		{"lost in a stripped binary", append(fr("leaf"), symbol.Frame{Func: "[prog+0x1130]", Module: "/prog", Unnamed: true}), 2, truncUnnamed},
 		{"frame pointer missing", fr("leaf", "helper"), 2, truncMidStack},
 		{"too deep", deep, maxChain, truncDepth},
 	} {

@@ -8,7 +8,7 @@
 # design §4:  overlap = 100 * sum over functions of min(share_a, share_b).
 # perf against perf is the reference measured in the same run: it is the
 # ceiling that sampling noise leaves at this many samples.
-# Unnamed code ([unknown] in perf, [module] in cctop) counts as one key.
+# Unnamed code ([unknown] in perf, [module+0xOFFSET] in cctop) counts as one key.
 # perf script names physical frames only: cctop's inlined frames (marked
 # _[i] in folded output) give way to the function that holds them.
 #

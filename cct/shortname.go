@@ -21,11 +21,16 @@ import "strings"
 //   - Go: the import path goes but for the package's own element (a /vN major version
 //     counts as part of the element before it): "github.com/a/b/pkg.(*T).M" ->
 //     "pkg.(*T).M"; closures (main.f.func1) and generic instantiations are kept.
-//   - C names, mangled names and bracketed pseudo-functions ([vdso], [truncated]) are kept.
+//   - C names, mangled names and bracketed pseudo-functions ([vdso], [truncated],
+//     [libfoo.so+0x1a2b0]) are kept.
+//   - A PLT stub, "name@plt", is the short name of its target followed by "@plt".
 //
 // Distinct functions can share a short name (overloads, template instances); they stay
 // distinct rows, which the full name tells apart.
 func ShortName(name string) string {
+	if stem, ok := strings.CutSuffix(name, "@plt"); ok && stem != "" {
+		return ShortName(stem) + "@plt"
+	}
 	if s := shortName(name); s != "" {
 		return s
 	}

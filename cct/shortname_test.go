@@ -123,6 +123,19 @@ func TestShortName(t *testing.T) {
 		{"[vdso]", "[vdso]"},
 		{"[truncated]", "[truncated]"},
 		{"<module>", "<module>"},
+		// Unnamed code of a file, by file offset, and PLT stubs: a stub keeps its
+		// suffix, whatever shortening its target's name gets.
+		{"[libfoo.so+0x1a2b0]", "[libfoo.so+0x1a2b0]"},
+		{"[python3.12+0x1f00]", "[python3.12+0x1f00]"},
+		{"[libcuda.so.535.104.05+0x4c0]", "[libcuda.so.535.104.05+0x4c0]"},
+		{"memcpy@plt", "memcpy@plt"},
+		{"PyObject_GetAttr@plt", "PyObject_GetAttr@plt"},
+		{"offset_0x1040@plt", "offset_0x1040@plt"},
+		{".plt", ".plt"},
+		{"std::vector<int, std::allocator<int> >::push_back(int const&)@plt", "std::vector::push_back@plt"},
+		{"operator delete(void*, unsigned long)@plt", "operator delete@plt"},
+		{"github.com/a/b/pkg.F@plt", "pkg.F@plt"},
+		{"@plt", "@plt"},
 		{"", ""},
 	} {
 		if got := ShortName(tc.in); got != tc.want {

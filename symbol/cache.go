@@ -38,6 +38,11 @@ type module struct {
 	sources []source
 	buildID []byte
 	unwind  *unwindInfo // nil for modules with nothing to read
+	// base is the file's base name, for naming what no source names
+	// (unnamed.go); "" for images that are not files (the vdso) and
+	// for anonymous memory.
+	base     string
+	offNames map[uint64]string // names of file offsets outside every segment
 
 	// cache memoizes answers per module-relative address, misses included:
 	// a profile hits the same pcs over and over, and a hit must cost one
@@ -69,6 +74,9 @@ func (mod *module) frames(addr uint64, name string, dst []Frame) []Frame {
 	}
 	for _, f := range fs {
 		f.Module, f.Addr = name, addr
+		if f.Unnamed {
+			f.Func = mod.rename(f.Func, name)
+		}
 		dst = append(dst, f)
 	}
 	return dst
@@ -83,7 +91,7 @@ func (mod *module) resolve(addr uint64) []Frame {
 			return fs
 		}
 	}
-	return nil
+	return mod.unnamed(addr)
 }
 
 // moduleFor finds or loads the module behind a file mapping of pid.
@@ -107,6 +115,11 @@ func (r *Resolver) moduleFor(pid int, m *Mapping) *module {
 		return mod
 	}
 	mod := loadFile(pid, m)
+	if !anonCode(m.Path) {
+		// Even a file that could not be read is named by file offsets:
+		// the offsets are right for the file that was mapped.
+		mod.base = moduleBase(m.Path)
+	}
 	c.byFile[key] = mod
 	if len(mod.buildID) > 0 {
 		if _, ok := c.byBuild[string(mod.buildID)]; !ok {

@@ -1,6 +1,8 @@
 package symbol
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 )
 
@@ -51,11 +53,13 @@ func TestModuleSharing(t *testing.T) {
 		t.Error("build-id mapping loaded a new module")
 	}
 
-	// A build id that does not match the file on disk: no names.
+	// A build id that does not match the file on disk: no symbols, only
+	// the file offset, which is right for the file that was mapped.
 	m.Path, m.BuildID = prog, []byte("not-this-binary-id!!")
 	m.Major, m.Minor, m.Inode = 0, 0, 1 // a key not loaded yet
 	r.AddMapping(778, m)
-	if f := lookup1(r, 778, a.addrs["alpha"]); f.Func != "" {
-		t.Errorf("mismatched build id still named: %+v", f)
+	want := fmt.Sprintf("[%s+%#x]", filepath.Base(prog), a.addrs["alpha"]-m.Start+m.Offset)
+	if f := lookup1(r, 778, a.addrs["alpha"]); f.Func != want || !f.Unnamed {
+		t.Errorf("mismatched build id: %+v, want %s", f, want)
 	}
 }

@@ -20,7 +20,12 @@
 // a compilation unit's functions and line table are decoded on the first
 // lookup that lands in it.
 //
+// PLT stubs are named "memcpy@plt" as perf names them (plt.go), and any
+// other address of a mapped file that nothing names "[module+0xOFFSET]",
+// OFFSET a file offset, grouped by the function start the CFI knows
+// (unnamed.go).
+//
 // Nothing here returns an error or panics for a binary it cannot read or
-// parse: such pcs get a frame with an empty Func, so a profile degrades to
-// module+offset instead of losing samples.
+// parse: such pcs get the "[module+0xOFFSET]" name of a file offset, so a
+// profile degrades to module+offset instead of losing samples.
 package symbol

@@ -275,7 +275,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 }
 
 // seedFile reads a []byte seed of a fuzz target's corpus.
-func seedFile(t *testing.T, target, name string) []byte {
+func seedFile(t testing.TB, target, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "fuzz", target, name))
 	if err != nil {

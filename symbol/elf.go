@@ -7,10 +7,10 @@ import (
 )
 
 // loadELF loads one ELF image: program headers for translation, then its
-// name sources, most precise first: the Go pclntab (it has file:line and
-// covers Go code exactly), DWARF (inline chains and file:line for C, C++,
-// Rust...), then the function symbols, which name whatever the others do
-// not know (assembly, code built without -g).
+// name sources, most precise first: the PLT stubs (plt.go), the Go pclntab
+// (it has file:line and covers Go code exactly), DWARF (inline chains and
+// file:line for C, C++, Rust...), then the function symbols, which name
+// whatever the others do not know (assembly, code built without -g).
 //
 // size bounds every allocation driven by values read from the file, so a
 // corrupt header cannot make us allocate more than the file holds. path is
@@ -57,6 +57,11 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	cands = funcCands(cands, dynsym, f.Sections, true)
 
 	st := newSymtab(cands)
+	// PLT stubs come first: nothing else names them, and a zero-size
+	// symbol before .plt must not run over it.
+	if plt := newSymtab(pltCands(f, symtab, dynsym, size)); len(plt) > 0 {
+		mod.sources = append(mod.sources, plt)
+	}
 	if goTab != nil {
 		mod.sources = append(mod.sources, goTab)
 	}

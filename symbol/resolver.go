@@ -26,6 +26,9 @@ type Frame struct {
 	Module  string // mapping path, "[vdso]", "[kernel.kallsyms]", or "" if no mapping covers pc
 	Addr    uint64 // module-relative address (ELF virtual address of pc in Module); pc itself if no module
 	Inlined bool   // inlined into the next (outer) frame, which holds its code
+	// Unnamed: no symbol covers the address, and Func is the placeholder
+	// "[module+0xOFFSET]" (unnamed.go).
+	Unnamed bool
 }
 
 // Resolver maps (pid, pc) to frames. It is NOT safe for concurrent use: it is
@@ -199,7 +202,7 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 	off := pc - m.Start + m.Offset
 	addr, ok := offsetToVaddr(m.mod.segs, off)
 	if !ok {
-		return append(dst, Frame{Module: m.Path, Addr: off})
+		return append(dst, m.mod.outside(off, m.Path))
 	}
 	return m.mod.frames(addr, m.Path, dst)
 }

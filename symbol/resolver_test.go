@@ -87,18 +87,22 @@ func TestForkExecExit(t *testing.T) {
 	}
 }
 
-// TestLookupUnreadable: mappings whose file cannot be opened name nothing
-// but keep module and file offset; pseudo and anonymous mappings keep the pc.
+// TestLookupUnreadable: mappings whose file cannot be opened have no
+// symbols but are named by module and file offset; pseudo and anonymous
+// mappings keep the pc, or the offset in a device mapped as anonymous
+// memory.
 func TestLookupUnreadable(t *testing.T) {
 	r := NewResolver()
 	r.AddMapping(5, mp(0x10000, 0x20000, 0x3000, "/nonexistent/lib.so"))
 	r.AddMapping(5, mp(0x30000, 0x31000, 0, ""))
 	r.AddMapping(5, mp(0x40000, 0x41000, 0, "[vsyscall]"))
+	r.AddMapping(5, mp(0x50000, 0x51000, 0, "/dev/zero (deleted)"))
 	for _, c := range []struct {
 		pc   uint64
 		want Frame
 	}{
-		{0x10010, Frame{Module: "/nonexistent/lib.so", Addr: 0x3010}},
+		{0x10010, Frame{Func: "[lib.so+0x3010]", Module: "/nonexistent/lib.so", Addr: 0x3010, Unnamed: true}},
+		{0x50010, Frame{Module: "/dev/zero (deleted)", Addr: 0x10}},
 		{0x30010, Frame{Module: "", Addr: 0x30010}},
 		{0x40010, Frame{Module: "[vsyscall]", Addr: 0x40010}},
 		{0x20000, Frame{Addr: 0x20000}},

@@ -4,11 +4,12 @@ package symbol
 // sources in order and takes the first answer, so a more precise source goes
 // in front of a coarser one.
 //
-// The sources of an ELF module, in order (loadELF): the Go pclntab
-// (gosym.go), DWARF (dwarf.go: several frames per address, innermost
-// first, Inlined set on all but the outermost, with File/Line), then the
-// symbol table (symtab.go), whose candidates include MiniDebugInfo
-// (.gnu_debugdata, debugdata.go) when the binary has no .symtab.
+// The sources of an ELF module, in order (loadELF): the PLT stubs
+// (plt.go), the Go pclntab (gosym.go), DWARF (dwarf.go: several frames per
+// address, innermost first, Inlined set on all but the outermost, with
+// File/Line), then the symbol table (symtab.go), whose candidates include MiniDebugInfo
+// (.gnu_debugdata, debugdata.go) when the binary has no .symtab. What
+// none of them knows gets a "[module+0xOFFSET]" name (unnamed.go).
 //
 // Still to come: JIT perf maps (/tmp/perf-PID.map), a per-process source
 // for anonymous mappings, consulted where Lookup handles a mapping with no

@@ -145,7 +145,7 @@ func load(path, fn string) (map[string]float64, float64, float64, error) {
 }
 
 // norm maps the tools' names for unnamed code ("[unknown]" in perf,
-// "[module]" in cctop) to one key.
+// "[module+0xOFFSET]" in cctop, "[vdso]" and the like in both) to one key.
 func norm(name string) string {
 	if name == "" || strings.HasPrefix(name, "[") {
 		return "[unknown]"

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/cctop/cctop/symbol"
+)
+
+// buildPLT builds testdata/plt.c against testdata/pltlib.c, the library
+// built with libFlags, and returns the program's path.
+func buildPLT(t *testing.T, dir string, libFlags ...string) string {
+	t.Helper()
+	for _, tool := range []string{"gcc", "objdump"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	lib := filepath.Join(dir, "libpltlib.so")
+	bin := filepath.Join(dir, "plt")
+	for _, args := range [][]string{
+		append([]string{"-O2", "-shared", "-fPIC", "-o", lib, "testdata/pltlib.c"}, libFlags...),
+		{"-O2", "-o", bin, "testdata/plt.c", "-L" + dir, "-lpltlib", "-Wl,-rpath," + dir},
+	} {
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, f := range []string{lib, bin} {
+		dis, err := exec.Command("objdump", "-d", "--no-show-raw-insn", "-j", ".text", f).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`call +[0-9a-f]+ <memcpy@plt>`).Match(dis) {
+			t.Fatalf("%s does not call memcpy through its PLT", f)
+		}
+	}
+	return bin
+}
+
+// leafShare is the percentage of a profile's samples whose leaf is the
+// function name in a mapping of the file base.
+func leafShare(t *testing.T, p *profile.Profile, name, base string) float64 {
+	t.Helper()
+	col := valueIndex(t, p, "samples")
+	var n, in int64
+	for _, s := range p.Sample {
+		n += s.Value[col]
+		if len(s.Location) == 0 {
+			continue
+		}
+		loc := s.Location[0]
+		if loc.Mapping != nil && filepath.Base(loc.Mapping.File) == base && loc.Line[0].Function.Name == name {
+			in += s.Value[col]
+		}
+	}
+	if n == 0 {
+		t.Fatal("no samples")
+	}
+	return 100 * float64(in) / float64(n)
+}
+
+// perfShares runs the program under perf record and returns perf report's
+// self shares by "dso sym", and perf's version.
+func perfShares(t *testing.T, dir string, argv ...string) (map[string]float64, string) {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	data := filepath.Join(dir, "perf.data")
+	if out, err := exec.Command("perf", append([]string{"record", "-q", "-F", "999", "-o", data, "--"}, argv...)...).CombinedOutput(); err != nil {
+		t.Skipf("perf record does not work here: %v\n%s", err, out)
+	}
+	out, err := exec.Command("perf", "report", "-i", data, "--stdio", "--sort", "dso,sym").Output()
+	if err != nil {
+		t.Fatalf("perf report: %v", err)
+	}
+	// "    12.90%  libpltlib.so  [.] memcpy@plt"
+	row := regexp.MustCompile(`^\s*([0-9.]+)%\s+(\S+)\s+\[.\]\s+(.+?)\s*$`)
+	shares := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if m := row.FindStringSubmatch(sc.Text()); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			shares[m[2]+" "+m[3]] += v
+		}
+	}
+	version, _ := exec.Command("perf", "version").Output()
+	return shares, strings.TrimSpace(string(version))
+}
+
+// TestPLTStubsMatchPerf: a library whose hot loop calls memcpy through its
+// PLT, recorded by cctop and by perf: both name the stub "memcpy@plt",
+// and both give it a few percent of the samples. With IBT stubs
+// (.plt.sec), perf before 6.3 leaves the stub unnamed, and cctop's share is
+// compared with that of the stub's addresses in perf's report.
+func TestPLTStubsMatchPerf(t *testing.T) {
+	skipIfNoPerf(t)
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{
+		{"lazy", nil},
+		{"ibt", []string{"-fcf-protection=full", "-Wl,-z,ibtplt"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := buildPLT(t, dir, c.flags...)
+			_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "lib", "2")
+			if code != 0 {
+				t.Fatalf("record exit %d:\n%s", code, stderr)
+			}
+			got := leafShare(t, readProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "libpltlib.so")
+			perf, version := perfShares(t, dir, bin, "lib", "2")
+			want, named := perf["libpltlib.so memcpy@plt"]
+			if !named {
+				if c.name == "lazy" {
+					t.Errorf("perf does not name the stub memcpy@plt: %v", perf)
+				}
+				// perf reports the samples of a stub it cannot name by
+				// their addresses in the library.
+				lo, hi := stubRange(t, filepath.Join(dir, "libpltlib.so"), "memcpy@plt")
+				for k, v := range perf {
+					a, err := strconv.ParseUint(strings.TrimPrefix(k, "libpltlib.so 0x"), 16, 64)
+					if err == nil && strings.HasPrefix(k, "libpltlib.so 0x") && a >= lo && a < hi {
+						want += v
+					}
+				}
+				t.Logf("%s leaves the stub unnamed", version)
+			}
+			t.Logf("memcpy@plt: cctop %.1f%%, perf %.1f%% (%s)", got, want, version)
+			if got < 1 || want < 1 {
+				t.Errorf("memcpy@plt holds %.2f%% of cctop's samples, %.2f%% of perf's", got, want)
+			}
+			if d := got - want; d > max(3, want/3) || -d > max(3, want/3) {
+				t.Errorf("memcpy@plt: cctop %.1f%%, perf %.1f%%", got, want)
+			}
+		})
+	}
+}
+
+// stubRange is the address range of the stub objdump labels name in path.
+func stubRange(t *testing.T, path, name string) (uint64, uint64) {
+	t.Helper()
+	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", "-j", ".plt", "-j", ".plt.sec", path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := regexp.MustCompile(`(?m)^([0-9a-f]+) <` + regexp.QuoteMeta(name) + `>:$`)
+	m := label.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("objdump labels no %s in %s", name, path)
+	}
+	lo, _ := strconv.ParseUint(string(m[1]), 16, 64)
+	return lo, lo + 16
+}
+
+// TestPLTExecutable: the stub of the executable's own PLT is named too.
+// (perf 6.1 names its samples _init+0x70: _init, of size 0, runs on over
+// .plt there.)
+func TestPLTExecutable(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	bin := buildPLT(t, dir)
+	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "exe", "2")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	if got := leafShare(t, readProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "plt"); got < 1 {
+		t.Errorf("memcpy@plt holds %.2f%% of the samples", got)
+	} else {
+		t.Logf("memcpy@plt: %.1f%% of the samples", got)
+	}
+}
+
+// TestUnnamedStrippedFunction: in a stripped build, the hot static
+// function is one node named "[plt+0xOFF]", OFF the file offset of its
+// first instruction (its symbol in the unstripped build, through the
+// program headers), and pprof keeps its mapping and addresses so that
+// tools can symbolize it again.
+func TestUnnamedStrippedFunction(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	full := buildPLT(t, dir)
+	if err := os.Mkdir(filepath.Join(dir, "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stripped := filepath.Join(dir, "s", "plt")
+	if out, err := exec.Command("strip", "-o", stripped, full).CombinedOutput(); err != nil {
+		t.Skipf("strip: %v\n%s", err, out)
+	}
+	f, err := elf.Open(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	var spin elf.Symbol
+	for _, s := range syms {
+		if s.Name == "spin" {
+			spin = s
+		}
+	}
+	var off uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && spin.Value >= p.Vaddr && spin.Value < p.Vaddr+p.Filesz {
+			off = spin.Value - p.Vaddr + p.Off
+		}
+	}
+	if spin.Size == 0 || off == 0 {
+		t.Fatalf("spin not found in %s", full)
+	}
+	want := fmt.Sprintf("[plt+%#x]", off)
+
+	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", stripped, "spin", "2")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	p := readProfile(t, filepath.Join(dir, "p.pb.gz"))
+	if got := leafShare(t, p, want, "plt"); got < 80 {
+		t.Errorf("%s holds %.1f%% of the samples", want, got)
+	}
+	for _, s := range p.Sample {
+		for _, loc := range s.Location {
+			if loc.Line[0].Function.Name != want {
+				continue
+			}
+			if loc.Mapping == nil || loc.Mapping.File != stripped || loc.Address < spin.Value || loc.Address >= spin.Value+spin.Size {
+				t.Fatalf("%s at %#x in %+v, want an address in [%#x, %#x) of %s",
+					want, loc.Address, loc.Mapping, spin.Value, spin.Value+spin.Size, stripped)
+			}
+		}
+	}
+	for _, fn := range p.Function {
+		if fn.Name == "[plt]" {
+			t.Errorf("a frame is named by the bare module: %+v", fn)
+		}
+	}
+}
+
+// TestInternNames: the tree's functions for PLT stubs and unnamed code.
+// A stub of a C++ function is shown demangled with its "@plt", as perf
+// shows it, and keeps its linkage name; "[module+0xOFFSET]" names pass
+// unchanged and group by name; code with no file keeps its pseudo-module
+// name.
+func TestInternNames(t *testing.T) {
+	b := newBuilder(nil)
+	for _, c := range []struct {
+		f                 symbol.Frame
+		name, short, link string
+	}{
+		{symbol.Frame{Func: "memcpy@plt", Module: "/lib/libpython3.11.so.1.0"}, "memcpy@plt", "memcpy@plt", "memcpy@plt"},
+		{symbol.Frame{Func: "_ZNSt6vectorIiSaIiEE9push_backERKi@plt", Module: "/prog"},
+			"std::vector<int, std::allocator<int> >::push_back(int const&)@plt", "std::vector::push_back@plt",
+			"_ZNSt6vectorIiSaIiEE9push_backERKi@plt"},
+		{symbol.Frame{Func: "[libcuda.so.1+0x1a2b0]", Module: "/usr/lib/libcuda.so.1", Unnamed: true},
+			"[libcuda.so.1+0x1a2b0]", "[libcuda.so.1+0x1a2b0]", "[libcuda.so.1+0x1a2b0]"},
+		{symbol.Frame{Module: "[vdso]"}, "[vdso]", "[vdso]", "[vdso]"},
+		{symbol.Frame{}, "[unknown]", "[unknown]", "[unknown]"},
+	} {
+		fn := b.tree.Func(b.intern(c.f))
+		if fn.Name != c.name || fn.Short != c.short || fn.LinkName() != c.link || fn.Module != c.f.Module {
+			t.Errorf("intern(%+v) = %+v, want name %q, short %q, link %q", c.f, fn, c.name, c.short, c.link)
+		}
+	}
+	a := symbol.Frame{Func: "[prog+0x1130]", Module: "/prog", Addr: 0x1130, Unnamed: true}
+	c := a
+	c.Addr = 0x1177
+	if b.intern(a) != b.intern(c) {
+		t.Error("two pcs of one unnamed function are two functions")
+	}
+	c.Func = "[prog+0x2000]"
+	if b.intern(a) == b.intern(c) {
+		t.Error("two unnamed functions are one")
+	}
+}

@@ -18,13 +18,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${1:-"2:16 16:16 64:16 64:64"}
 echo "$(nproc) real CPUs; $(uname -r)"
-MANYCORE="$SIZES" go test -run XXX -bench BenchmarkManyCore -benchtime 1x -timeout 60m ./sampler/ 2>&1 |
+MANYCORE="$SIZES" go test -v -run XXX -bench BenchmarkManyCore -benchtime 1x -timeout 60m ./sampler/ 2>&1 |
 	awk '
-	/^BenchmarkManyCore/ {
-		split($1, p, "/"); design = p[2]; mode = p[3]; cpus = p[4]; threads = p[5]; sub(/-[0-9]+$/, "", threads)
+	/^BenchmarkManyCore\/.*ns\/op/ {
+		split($1, p, "/"); sub(/-[0-9]+$/, "", p[5])
+		delete m
 		for (i = 3; i < NF; i += 2) m[$(i+1)] = $i
-		printf "%-8s %-7s %-9s %-12s %8d events %6d slow closes  arm %6d ms  release %6d ms\n", design, mode, cpus, threads, m["events"], m["slow-closes"], m["arm-ms"], m["release-ms"]
+		printf "%-8s %-7s %-9s %-11s %7d events %5d slow closes  arm %6d ms  release %6d ms\n", p[2], p[3], p[4], p[5], m["events"], m["slow-closes"], m["arm-ms"], m["release-ms"]
 		next
 	}
-	/SKIP|skip/ { sub(/^ +/, ""); print "  " $0 }
+	/manycore_bench_test.go:[0-9]+: / { msg = $0; sub(/^ +manycore_bench_test.go:[0-9]+: /, "", msg); next }
+	/--- SKIP: BenchmarkManyCore\// { name = $3; sub(/^BenchmarkManyCore\//, "", name); print "skipped " name ": " msg; next }
 	/^(FAIL|ok|PASS)/ { print }'

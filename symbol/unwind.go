@@ -44,8 +44,9 @@ const (
 	// failed validation (fpStep): it points below the stack pointer or
 	// off alignment, or the return address it leads to follows no call.
 	StopFPCheck
-	// StopUnmapped: a pc in no mapping of the process: garbage, or code
-	// of a mapping cctop has not heard of.
+	// StopUnmapped: a pc in no mapping of the process (garbage, or code
+	// of a mapping cctop has not heard of) or in the uprobes' single-step
+	// page.
 	StopUnmapped
 	numStops
 )
@@ -70,6 +71,10 @@ func (s UnwindStop) String() string {
 	}
 	return "stop " + strconv.Itoa(int(s))
 }
+
+// uprobesPath is the mapping in which uprobes execute the instructions
+// they displaced (the XOL area).
+const uprobesPath = "[uprobes]"
 
 // maxUnwindFrames bounds a user stack, twice the kernel's default
 // perf_event_max_stack: a copied stack of recursion can be deep.
@@ -247,8 +252,11 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 			}
 		}
 	}
-	if m == nil {
-		// In no mapping at all: the pc is garbage, not JIT code.
+	if m == nil || m.Path == uprobesPath {
+		// In no mapping at all: the pc is garbage, not JIT code. Or in
+		// the page where uprobes single-step the instruction they
+		// displaced: the frame is a probed function's, at its entry,
+		// with nothing here to unwind it by.
 		return StopUnmapped, false
 	}
 	return r.noCFIStep(pid, p, m, lookup, exact, cur, mem)

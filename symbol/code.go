@@ -127,6 +127,16 @@ func callBefore(code []byte) bool {
 	return false
 }
 
+// directCall is the displacement of the direct call (E8 rel32) that code,
+// the bytes before a return address, ends with, if it does.
+func directCall(code []byte) (int32, bool) {
+	n := len(code)
+	if n < 5 || code[n-5] != 0xe8 {
+		return 0, false
+	}
+	return int32(uint32(code[n-4]) | uint32(code[n-3])<<8 | uint32(code[n-2])<<16 | uint32(code[n-1])<<24), true
+}
+
 // modRMLen is the length of a ModRM operand of FF /2 that starts rest
 // (ModRM, SIB, displacement), or -1 when rest[0] is not such a ModRM or
 // rest is too short to hold what it asks for.

@@ -63,7 +63,7 @@ func (r *Resolver) noCFIStep(pid int, p *proc, m *mapping, lookup uint64, exact 
 	if known && exact {
 		var op [1]byte
 		if r.readCode(pid, m, lookup, op[:]) && op[0] == 0xc3 {
-			return r.returnStep(pid, p, cur, mem, 0)
+			return r.returnStep(pid, p, lookup, cur, mem, 0)
 		}
 	}
 	if known {
@@ -75,10 +75,10 @@ func (r *Resolver) noCFIStep(pid int, p *proc, m *mapping, lookup uint64, exact 
 			case exact && off <= uint64(push):
 				// At the entry (or the push, after an endbr64): the
 				// return address is at SP, RBP is still the caller's.
-				return r.returnStep(pid, p, cur, mem, 0)
+				return r.returnStep(pid, p, lookup, cur, mem, 0)
 			case fp && exact && off == uint64(push)+1:
 				// RBP pushed, not yet set.
-				return r.returnStep(pid, p, cur, mem, 8)
+				return r.returnStep(pid, p, lookup, cur, mem, 8)
 			case !fp && exact && cur.R[RegSP]%16 == 8:
 				// A function without a frame pointer, interrupted with
 				// the stack as a call leaves it (the ABI keeps SP 16-byte
@@ -89,7 +89,7 @@ func (r *Resolver) noCFIStep(pid int, p *proc, m *mapping, lookup uint64, exact 
 				// at SP if the function has touched nothing: taken when
 				// it follows a call. A frame that is not a leaf (its pc a
 				// return address) has always moved SP and is not tried.
-				if stop, ok := r.returnStep(pid, p, cur, mem, 0); ok {
+				if stop, ok := r.returnStep(pid, p, lookup, cur, mem, 0); ok {
 					return stop, ok
 				}
 				return StopNoInfo, false
@@ -98,7 +98,7 @@ func (r *Resolver) noCFIStep(pid int, p *proc, m *mapping, lookup uint64, exact 
 			}
 		}
 	}
-	return r.fpStep(pid, p, cur, mem)
+	return r.fpStep(pid, p, lookup, cur, mem)
 }
 
 // fpPrologue looks at a function's first bytes: the offset of its push
@@ -117,9 +117,9 @@ func fpPrologue(b []byte) (push int, fp bool) {
 	return push, b[2] == 0x89 && b[3] == 0xe5 || b[2] == 0x8b && b[3] == 0xec
 }
 
-// returnStep unwinds a frame whose return address is at SP+below+8, with
+// returnStep unwinds the frame at pc whose return address is at SP+below+8, with
 // the caller's RBP at SP (below 8: RBP pushed) or still in RBP (below 0).
-func (r *Resolver) returnStep(pid int, p *proc, cur *cfi.Regs, mem *stackMem, below uint64) (UnwindStop, bool) {
+func (r *Resolver) returnStep(pid int, p *proc, pc uint64, cur *cfi.Regs, mem *stackMem, below uint64) (UnwindStop, bool) {
 	sp := cur.R[RegSP]
 	ra, ok := mem.read(sp + below)
 	if !ok || ra == 0 {
@@ -134,16 +134,16 @@ func (r *Resolver) returnStep(pid int, p *proc, cur *cfi.Regs, mem *stackMem, be
 	} else if bp, ok := cur.Get(RegFP); ok {
 		out.Set(RegFP, bp)
 	}
-	if !r.afterCall(pid, p, ra) {
+	if !r.afterCall(pid, p, ra, pc) {
 		return StopFPCheck, false
 	}
 	*cur = out
 	return 0, true
 }
 
-// fpStep follows the frame pointer, validated: the caller's return address
+// fpStep unwinds the frame at pc by its frame pointer, validated: the caller's return address
 // is above the saved frame pointer it points at.
-func (r *Resolver) fpStep(pid int, p *proc, cur *cfi.Regs, mem *stackMem) (UnwindStop, bool) {
+func (r *Resolver) fpStep(pid int, p *proc, pc uint64, cur *cfi.Regs, mem *stackMem) (UnwindStop, bool) {
 	bp, ok := cur.Get(RegFP)
 	if !ok || bp == 0 {
 		return StopNoInfo, false
@@ -156,7 +156,7 @@ func (r *Resolver) fpStep(pid int, p *proc, cur *cfi.Regs, mem *stackMem) (Unwin
 	if !ok1 || !ok2 || ra == 0 {
 		return StopFPCheck, false
 	}
-	if !r.afterCall(pid, p, ra) {
+	if !r.afterCall(pid, p, ra, pc) {
 		return StopFPCheck, false
 	}
 	var out cfi.Regs
@@ -167,11 +167,16 @@ func (r *Resolver) fpStep(pid int, p *proc, cur *cfi.Regs, mem *stackMem) (Unwin
 	return 0, true
 }
 
-// afterCall reports whether ra can be a return address of pid: it follows
-// a call instruction, or is a signal frame's. With no mappings known for
-// pid there is nothing to check against; in memory with no file behind it
-// (JIT code) the code is not read.
-func (r *Resolver) afterCall(pid int, p *proc, ra uint64) bool {
+// afterCall reports whether ra can be the return address of the frame
+// whose code is at pc, in pid: it follows a call instruction, or is a
+// signal frame's. A direct call whose target is the start of a known
+// function that does not hold pc called some other frame: the frame
+// pointer skipped frames (the caller of a function without one), and the
+// step is wrong. A target that is no known function's start (a PLT stub,
+// stripped code) says nothing. With no mappings known for pid there is
+// nothing to check against; in memory with no file behind it (JIT code)
+// the code is not read.
+func (r *Resolver) afterCall(pid int, p *proc, ra, pc uint64) bool {
 	if p == nil || len(p.maps) == 0 {
 		return true
 	}
@@ -183,6 +188,12 @@ func (r *Resolver) afterCall(pid int, p *proc, ra uint64) bool {
 	var buf [maxCallLen]byte
 	if !r.readCode(pid, m, ra-n, buf[:n]) {
 		return true
+	}
+	if rel, ok := directCall(buf[:n]); ok {
+		target := ra + uint64(int64(rel))
+		if start, end, known := r.funcAt(pid, p, target); known && start == target && (pc < start || pc >= end) {
+			return false
+		}
 	}
 	if callBefore(buf[:n]) {
 		return true
@@ -199,8 +210,39 @@ func (r *Resolver) afterCall(pid int, p *proc, ra uint64) bool {
 	return false
 }
 
+// funcAt is the extent, in pid's address space, of the function symbol
+// that holds addr.
+func (r *Resolver) funcAt(pid int, p *proc, addr uint64) (start, end uint64, ok bool) {
+	m := p.find(addr)
+	if m == nil {
+		return 0, 0, false
+	}
+	if !m.loaded {
+		m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
+	}
+	if m.mod == nil {
+		return 0, 0, false
+	}
+	a, ok := offsetToVaddr(m.mod.segs, addr-m.Start+m.Offset)
+	if !ok {
+		return 0, 0, false
+	}
+	s, e, ok := m.mod.funcRange(a)
+	if !ok {
+		return 0, 0, false
+	}
+	return addr - (a - s), addr + (e - a), true
+}
+
 // funcStart is the start of the function symbol that holds addr.
 func (mod *module) funcStart(addr uint64) (uint64, bool) {
+	start, _, ok := mod.funcRange(addr)
+	return start, ok
+}
+
+// funcRange is the extent [start, end) of the function symbol that holds
+// addr (end may be far past a zero-size symbol's code).
+func (mod *module) funcRange(addr uint64) (start, end uint64, ok bool) {
 	for _, s := range mod.sources {
 		var t symtab
 		switch s := s.(type) {
@@ -211,15 +253,15 @@ func (mod *module) funcStart(addr uint64) (uint64, bool) {
 		default:
 			continue
 		}
-		if start, ok := t.startOf(addr); ok {
-			return start, true
+		if sy, ok := t.holding(addr); ok {
+			return sy.start, sy.end, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
-// startOf is the start of the symbol holding addr.
-func (t symtab) startOf(addr uint64) (uint64, bool) {
+// holding is the symbol that holds addr.
+func (t symtab) holding(addr uint64) (sym, bool) {
 	lo, hi := 0, len(t)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
@@ -230,7 +272,7 @@ func (t symtab) startOf(addr uint64) (uint64, bool) {
 		}
 	}
 	if lo == 0 || addr >= t[lo-1].end {
-		return 0, false
+		return sym{}, false
 	}
-	return t[lo-1].start, true
+	return t[lo-1], true
 }

@@ -300,3 +300,34 @@ func checkNamedOrTruncated(t *testing.T, ss []stackSample, stderr string) {
 	}
 	t.Logf("%d samples; summary:\n%s", n, stderr)
 }
+
+// TestDoctorProcess: doctor -p samples a running process for about two
+// seconds with default unwinding and says where its stacks stop, by
+// module, after the usual checks.
+func TestDoctorProcess(t *testing.T) {
+	skipIfNoPerf(t)
+	dir := t.TempDir()
+	lib := unwindLib(t, dir, "nocfi", false, "-fomit-frame-pointer")
+	bin := unwindProg(t, dir, "prog_nocfi", lib, "-fno-omit-frame-pointer")
+	target := exec.Command(bin, "6")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	out, stderr, code := runCctop(t, dir, "doctor", "-p", fmt.Sprint(target.Process.Pid))
+	if code != 0 {
+		t.Fatalf("doctor -p exit %d:\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"stack unwinding", "kernel symbols", "(prog_nocfi): ", "% of samples unwound to a thread's entry",
+		"bytes of user stack copied per sample", "stop short in libunw_nocfi.so: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^stacks +NO +pid \d+ \(prog_nocfi\)`).MatchString(out) {
+		t.Errorf("no failing stacks line:\n%s", out)
+	}
+	if _, _, code := runCctop(t, dir, "doctor", "-p", "0"); code != 2 {
+		t.Errorf("doctor -p 0: exit %d, want 2", code)
+	}
+}

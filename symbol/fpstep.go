@@ -167,13 +167,48 @@ func (r *Resolver) fpStep(pid int, p *proc, pc uint64, cur *cfi.Regs, mem *stack
 	return 0, true
 }
 
+// xolStep unwinds a sampled pc in the uprobes' single-step page, or in no
+// mapping at all. A uprobe at a function's entry runs the instruction it
+// replaced there, and a sample taken then (the kernel reports it in the
+// debug exception's return to user space) sees the function's entry state
+// after that one instruction: the return address at SP (endbr64, a mov)
+// or above one pushed register (push %rbp, push %rbx...). Either word is
+// taken if it follows a call. A function whose first instruction reserves
+// its frame (sub $N,%rsp) is not unwound: the words above SP are stale
+// locals, stale return addresses among them.
+func (r *Resolver) xolStep(pid int, p *proc, cur *cfi.Regs, mem *stackMem) (UnwindStop, bool) {
+	if p == nil {
+		return StopUnmapped, false
+	}
+	sp := cur.R[RegSP]
+	for _, below := range []uint64{0, 8} {
+		ra, ok := mem.read(sp + below)
+		if !ok || ra == 0 || !r.afterCall(pid, p, ra, 0) {
+			continue
+		}
+		if m := p.find(ra - 1); m == nil || m.Path == uprobesPath || !m.loaded || m.mod == nil || len(m.mod.segs) == 0 {
+			continue // not code read from a file: no call was checked
+		}
+		var out cfi.Regs
+		out.Set(RegPC, ra)
+		out.Set(RegSP, sp+below+8)
+		if bp, ok := cur.Get(RegFP); ok {
+			out.Set(RegFP, bp) // one instruction cannot have set it
+		}
+		*cur = out
+		return 0, true
+	}
+	mem.beyond = false
+	return StopUnmapped, false
+}
+
 // afterCall reports whether ra can be the return address of the frame
 // whose code is at pc, in pid: it follows a call instruction, or is a
 // signal frame's. A direct call whose target is the start of a known
 // function that does not hold pc called some other frame: the frame
 // pointer skipped frames (the caller of a function without one), and the
 // step is wrong. A target that is no known function's start (a PLT stub,
-// stripped code) says nothing. With no mappings known for pid there is
+// stripped code) says nothing, nor does anything when pc is 0 (unknown). With no mappings known for pid there is
 // nothing to check against; in memory with no file behind it (JIT code)
 // the code is not read.
 func (r *Resolver) afterCall(pid int, p *proc, ra, pc uint64) bool {
@@ -191,7 +226,7 @@ func (r *Resolver) afterCall(pid int, p *proc, ra, pc uint64) bool {
 	}
 	if rel, ok := directCall(buf[:n]); ok {
 		target := ra + uint64(int64(rel))
-		if start, end, known := r.funcAt(pid, p, target); known && start == target && (pc < start || pc >= end) {
+		if start, end, known := r.funcAt(pid, p, target); pc != 0 && known && start == target && (pc < start || pc >= end) {
 			return false
 		}
 	}

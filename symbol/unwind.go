@@ -255,8 +255,11 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 	if m == nil || m.Path == uprobesPath {
 		// In no mapping at all: the pc is garbage, not JIT code. Or in
 		// the page where uprobes single-step the instruction they
-		// displaced: the frame is a probed function's, at its entry,
-		// with nothing here to unwind it by.
+		// displaced (a sample there may see that page before cctop
+		// hears of it).
+		if exact {
+			return r.xolStep(pid, p, cur, mem)
+		}
 		return StopUnmapped, false
 	}
 	return r.noCFIStep(pid, p, m, lookup, exact, cur, mem)

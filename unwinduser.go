@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/cctop/cctop/sampler"
@@ -29,9 +30,12 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	valid := r.DWARFRegs(regs[:])
 	if len(b.entries) > 0 {
 		// One byte past a probed entry (the trap reports that IP): the
-		// registers are still the entry's.
+		// registers are still the entry's, unless the probed instruction
+		// was a one-byte push %rbp that the kernel has emulated, which
+		// leaves RBP as the word at SP: then the pc is right as it is,
+		// and so is the CFI for it.
 		b.alt = b.res.Lookup(pid, regs[symbol.RegPC], b.alt[:0])
-		if f := b.alt[0]; !b.entries[entryKey{f.Module, f.Addr}] && b.entries[entryKey{f.Module, f.Addr - 1}] {
+		if f := b.alt[0]; !b.entries[entryKey{f.Module, f.Addr}] && b.entries[entryKey{f.Module, f.Addr - 1}] && !pushedFP(r.Stack, &regs, valid) {
 			regs[symbol.RegPC]--
 		}
 	}
@@ -107,4 +111,10 @@ func mergeStacks(pcs []uint64, stop symbol.UnwindStop, fp []uint64, trustFP bool
 		return append(dst[:0], fp...)
 	}
 	return dst
+}
+
+// pushedFP reports whether the word at the top of a sample's stack copy is
+// its RBP: a push %rbp has just run.
+func pushedFP(stack []byte, regs *symbol.Regs, valid uint64) bool {
+	return len(stack) >= 8 && valid&(1<<symbol.RegFP) != 0 && binary.LittleEndian.Uint64(stack) == regs[symbol.RegFP]
 }

@@ -22,13 +22,16 @@ import "github.com/cctop/cctop/symbol/cfi"
 //     bigger frames, and the copy bounds the walk anyway.
 //   - The chain grows upwards: each frame-pointer step starts at or above
 //     the SP the previous one produced (RBP+16), so consecutive steps
-//     cannot loop. As libunwind notes, the saved RBP itself is not checked
-//     against RBP: the caller may use RBP as a plain register, and its CFI
-//     then unwinds it without looking at it.
+//     cannot loop. As libunwind notes, the saved RBP (the caller's) is not
+//     checked against this RBP: the caller may use RBP as a plain
+//     register, and its CFI then unwinds it without looking at it.
 //   - The return address must follow a call instruction (callBefore), read
-//     from the module's file; none of the three checks this, which is why
-//     they accept garbage stacks through code that does not keep a frame
-//     pointer. A return address in no mapping is garbage; one in memory
+//     from the module's file. None of the three checks this (as we read
+//     them), and so they accept garbage stacks through code that keeps no
+//     frame pointer. A direct call must moreover target the function that
+//     holds the frame's pc, where the target is a known function's start
+//     (afterCall): a frame pointer that skipped frames returns to a call
+//     of some outer function. A return address in no mapping is garbage; one in memory
 //     with no file (JIT code) is not checked. The return address of a
 //     signal handler is the signal trampoline, which follows no call: its
 //     CFI marks it as a signal frame, and it is accepted as such.
@@ -117,8 +120,9 @@ func fpPrologue(b []byte) (push int, fp bool) {
 	return push, b[2] == 0x89 && b[3] == 0xe5 || b[2] == 0x8b && b[3] == 0xec
 }
 
-// returnStep unwinds the frame at pc whose return address is at SP+below+8, with
-// the caller's RBP at SP (below 8: RBP pushed) or still in RBP (below 0).
+// returnStep unwinds the frame at pc whose return address is at SP+below,
+// with the caller's RBP at SP (below 8: RBP pushed) or still in RBP
+// (below 0).
 func (r *Resolver) returnStep(pid int, p *proc, pc uint64, cur *cfi.Regs, mem *stackMem, below uint64) (UnwindStop, bool) {
 	sp := cur.R[RegSP]
 	ra, ok := mem.read(sp + below)

@@ -14,14 +14,17 @@ import (
 // frame is one of them was unwound completely (design §5). C runtimes
 // start threads in _start/__libc_start_* and clone/start_thread; Go
 // goroutines in runtime.goexit, and the runtime's own stacks (g0, signal
-// handling) in mstart, rt0_go, mcall, systemstack and morestack.
+// handling) in mstart, rt0_go, mcall, systemstack and morestack. In a cgo
+// binary, threads the C runtime starts enter Go through crosscall1
+// (runtime/cgo's assembly, which has no CFI and keeps no frame pointer):
+// it calls runtime.mstart, and is as far as the unwinder can go.
 var rootFuncs = map[string]bool{
 	"_start": true, "__libc_start_main": true, "__libc_start_call_main": true,
 	"__libc_start_main_impl": true, "start_thread": true, "clone": true, "clone3": true,
 	"__clone": true, "__clone3": true, "__clone_internal": true, "thread_start": true,
 	"runtime.goexit": true, "runtime.rt0_go": true, "runtime.mstart": true, "runtime.mstart0": true,
 	"runtime.mcall": true, "runtime.systemstack": true, "runtime.morestack": true,
-	"runtime.sigtramp": true, "runtime.sigreturn__sigaction": true,
+	"runtime.sigtramp": true, "runtime.sigreturn__sigaction": true, "crosscall1": true,
 	// kernel threads and a thread's first instant, seen from the kernel
 	"ret_from_fork": true, "ret_from_fork_asm": true,
 }

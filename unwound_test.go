@@ -26,6 +26,7 @@ func TestClassifyStacks(t *testing.T) {
 		{"C thread", fr("leaf", "worker", "start_thread"), 3, ""},
 		{"C main", fr("leaf", "main", "__libc_start_call_main"), 3, ""},
 		{"goroutine", fr("main.leaf", "main.main", "runtime.main", "runtime.goexit"), 4, ""},
+		{"cgo thread", fr("runtime.usleep", "runtime.sysmon", "runtime.mstart", "crosscall1"), 4, ""},
 		{"kernel thread", fr("schedule", "kthread", "ret_from_fork_asm"), 0, ""},
 		{"no frames", nil, 0, truncNoUser},
 		{"kernel only", fr("do_syscall_64", "entry_SYSCALL_64"), 0, truncNoUser},

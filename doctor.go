@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -25,8 +29,18 @@ type check struct {
 }
 
 func cmdDoctor(args []string, w io.Writer) error {
-	if len(args) > 0 {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	pid := fs.Int("p", 0, "also sample process `PID` for about 2 s and say how completely its stacks unwind, by module")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
 		return usageError("doctor takes no arguments")
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "p" })
+	if set && *pid <= 0 {
+		return usageError("bad PID %d", *pid)
 	}
 	checks := doctorChecks()
 	sampling := true
@@ -45,6 +59,58 @@ func cmdDoctor(args []string, w io.Writer) error {
 	}
 	if !sampling {
 		return &exitError{code: 1, msg: "sampling does not work here: see the fix above"}
+	}
+	if *pid > 0 {
+		return doctorProcess(*pid, w)
+	}
+	return nil
+}
+
+// doctorWindow is how long doctor -p samples its process.
+const doctorWindow = 2 * time.Second
+
+// doctorProcess samples pid for doctorWindow with default unwinding (no
+// call counting: nothing is probed) and reports how completely its stacks
+// unwind, and where the others stop, by module.
+func doctorProcess(pid int, w io.Writer) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	var tf targetFlags
+	tf.register(fs)
+	if err := parseFlags(fs, []string{"-p", strconv.Itoa(pid), "--calls", "none"}); err != nil {
+		return err
+	}
+	cfg, plan, err := tf.resolve(fs)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), doctorWindow)
+	defer cancel()
+	rec, err := recordTarget(ctx, cfg, plan, w)
+	if err != nil {
+		return err
+	}
+	defer closeSession(rec.sess, w)
+	b := rec.b
+	name := fmt.Sprintf("pid %d", pid)
+	if comm := readTrim("/proc/" + strconv.Itoa(pid) + "/comm"); comm != "unknown" {
+		name += " (" + comm + ")"
+	}
+	const label = "stacks"
+	if b.unwound.percent() < 0 {
+		fmt.Fprintf(w, "%-20s %-3s %s: no samples in %.1fs (idle?)\n", label, "NO", name, rec.elapsed.Seconds())
+		return nil
+	}
+	status := "ok"
+	if b.unwound.percent() < 95 {
+		status = "NO"
+	}
+	fmt.Fprintf(w, "%-20s %-3s %s: %d samples in %.1fs, %s\n", label, status, name, b.samples, rec.elapsed.Seconds(), &b.unwound)
+	fmt.Fprintf(w, "%-20s     %s\n", "", plan.unwind)
+	if c := plan.unwind.copied(b.stackBytes, b.samples); c != "" {
+		fmt.Fprintf(w, "%-20s     %s\n", "", c)
+	}
+	for _, st := range b.unwound.topStops(5) {
+		fmt.Fprintf(w, "%-20s     stop short in %s\n", "", st)
 	}
 	return nil
 }
@@ -290,8 +356,8 @@ func uprobeCheck() check {
 }
 
 // unwindCheck says how user stacks will be unwound: whether samples may
-// carry stack copies for DWARF unwinding, and what --unwind auto makes of
-// the C library every C program runs on.
+// carry stack copies for DWARF unwinding, and whether the C library every
+// C program runs on keeps frame pointers.
 func unwindCheck() check {
 	c := check{name: "stack unwinding"}
 	err := sampler.ProbeStackCopy()
@@ -301,7 +367,7 @@ func unwindCheck() check {
 		return c
 	}
 	c.ok = true
-	c.detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per binary", defaultStackSize)
+	c.detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per module and frame (doctor -p PID shows a process's result)", defaultStackSize)
 	for _, libc := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"} {
 		if _, err := os.Stat(libc); err == nil {
 			_, why := symbol.FramePointers(libc)

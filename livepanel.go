@@ -9,7 +9,8 @@ import (
 )
 
 // counters is the counters panel of a snapshot: the counter and its cost,
-// each thread's call density over time, and the sampling latency.
+// each thread's call density over time, the sampling latency, and where
+// truncated stacks stop, by module.
 func (l *live) counters() *tui.Counters {
 	cfg := l.sess.Config()
 	rate := describe(cfg)
@@ -27,6 +28,9 @@ func (l *live) counters() *tui.Counters {
 			l.plan.trigger, rate, l.params.Alpha, onOff(l.params.Density), onOff(l.params.Latency), cmp.Or(l.plan.unwind.mode, unwindFP)),
 		BucketSeconds: densityBucket.Seconds(),
 		DensityUnit:   "calls/ms",
+	}
+	for _, st := range l.b.unwound.topStops(3) {
+		c.Stops = append(c.Stops, tui.StackStop{Module: st.Module, Why: st.Why, Percent: st.Percent})
 	}
 	w := l.b.weights
 	if w == nil {

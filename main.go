@@ -24,7 +24,8 @@ usage:
   cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
   cctop eval [--json FILE] [--workload NAME] [--alpha LIST]
                                                      accuracy of raw vs corrected vs exact call profiles
-  cctop doctor                                       what works on this machine, and the fix for what doesn't
+  cctop doctor [-p PID]                              what works on this machine, and the fix for what doesn't;
+                                                     with -p, how completely PID's stacks unwind, by module
   cctop workload NAME [flags]                        run a built-in target program (%s)
 
 record flags:

@@ -30,12 +30,17 @@ type builder struct {
 	copyStop  bool // the unwound stack ended at the end of its stack copy
 	dwarf     bool // --unwind dwarf: stack copies are meant to hold whole stacks
 	rooted    bool // the unwound stack ended where unwind tables mark the outermost frame
+	// stop is why the unwinder ended the stack being built, when haveStop:
+	// its outermost frame is the unwinder's, not the kernel chain's.
+	stop     symbol.UnwindStop
+	haveStop bool
 
-	samples   uint64
-	perThread map[uint32]uint64 // samples of each thread, to pick those a probe trial counts on
-	unwound   completeness
-	firstTime uint64
-	lastTime  uint64
+	samples    uint64
+	perThread  map[uint32]uint64 // samples of each thread, to pick those a probe trial counts on
+	stackBytes uint64            // user stack bytes the samples carried (the kernel's dyn_size)
+	unwound    completeness
+	firstTime  uint64
+	lastTime   uint64
 
 	// weights, when set, logs every sample for the call estimates.
 	weights *weighing
@@ -161,7 +166,8 @@ func (b *builder) sample(r *sampler.Record) {
 		b.frames = b.res.LookupKernel(pc, b.frames)
 	}
 	nk := len(b.frames)
-	b.copyStop, b.rooted = false, false
+	b.copyStop, b.rooted, b.haveStop = false, false, false
+	b.stackBytes += uint64(len(r.Stack))
 	if len(r.Stack) > 0 && len(r.Regs) > 0 {
 		b.frames = b.unwindUser(r, user, nk)
 	} else {
@@ -185,6 +191,9 @@ func (b *builder) sample(r *sampler.Record) {
 		reason = truncStackCopy
 	}
 	b.unwound.add(reason)
+	if reason != "" {
+		b.unwound.addStop(stopModule(b.frames[nk:]), b.stopWhy(reason))
+	}
 	if reason != "" {
 		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: truncatedName})})
 	}

@@ -208,6 +208,12 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 	}
 	if u := plan.unwind; u.mode != "" {
 		m.Comments = append(m.Comments, fmt.Sprintf("unwind=%s stack_copy=%d", u.mode, u.stack))
+		if b := rec.b; b.samples > 0 && u.stack > 0 {
+			m.Comments = append(m.Comments, fmt.Sprintf("stack_copied_mean=%d", b.stackBytes/b.samples))
+		}
+	}
+	for _, st := range rec.b.unwound.topStops(3) {
+		m.Comments = append(m.Comments, fmt.Sprintf("truncated_at=%s %.1f%% %s", st.Module, st.Percent, st.Why))
 	}
 	if b := rec.b; b.folds > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("max_nodes=%d folded_contexts=%d", b.maxNodes, b.folded))
@@ -251,9 +257,15 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 	}
 	if b.unwound.percent() >= 0 {
 		fmt.Fprintf(w, "cctop: stacks: %s\n", &b.unwound)
+		for _, st := range b.unwound.topStops(3) {
+			fmt.Fprintf(w, "cctop: stacks stop short in %s\n", st)
+		}
 	}
 	if rec.plan != nil && rec.plan.unwind.mode != "" {
 		fmt.Fprintf(w, "cctop: %s\n", rec.plan.unwind)
+		if c := rec.plan.unwind.copied(b.stackBytes, b.samples); c != "" {
+			fmt.Fprintf(w, "cctop: %s\n", c)
+		}
 	}
 	for _, l := range b.bounds() {
 		fmt.Fprintf(w, "cctop: %s\n", l)

@@ -127,11 +127,29 @@ func TestPlanUnwind(t *testing.T) {
 		}
 		return u
 	}
-	check([]string{exe}, unwindAuto, unwindFP)
+	// auto copies the stack for every target but a statically linked Go
+	// binary: a dynamically linked one may map libraries that need CFI.
+	dir := t.TempDir()
+	staticGo := filepath.Join(dir, "goinline")
+	build := exec.Command("go", "build", "-o", staticGo, "./testdata/goinline")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if u := check([]string{staticGo}, unwindAuto, unwindFP); u.why != "goinline is statically linked Go, which keeps frame pointers" {
+		t.Errorf("why: %q", u.why)
+	}
+	check([]string{staticGo}, unwindDWARF, unwindDWARF)
+	if static, _ := symbol.Linkage(exe); !static {
+		check([]string{exe}, unwindAuto, unwindDWARF)
+	}
 	check([]string{exe}, unwindDWARF, unwindDWARF)
+	fpC := compile(t, dir, "gcc", "testdata/leaves.c", "-O2", "-fno-omit-frame-pointer")
+	check([]string{fpC}, unwindAuto, unwindDWARF)
+	check([]string{fpC}, unwindFP, unwindFP)
 	if _, err := os.Stat(debianPython); err == nil {
 		u := check([]string{debianPython}, unwindAuto, unwindDWARF)
-		if u.why != "python3.11 has no frame pointers" {
+		if u.why != "per module: python3.11 is dynamically linked, its libraries may need CFI" {
 			t.Errorf("why: %q", u.why)
 		}
 		check([]string{debianPython}, unwindFP, unwindFP)
@@ -175,8 +193,13 @@ func TestMergeStacks(t *testing.T) {
 		{"nothing shared", []uint64{0x10, 0x21, 0x31}, symbol.StopBad, []uint64{0x10, 0x21, 0x31}},
 	}
 	for _, c := range cases {
-		if got := mergeStacks(c.pcs, c.stop, fp, nil); !slices.Equal(got, c.want) {
+		if got := mergeStacks(c.pcs, c.stop, fp, true, nil); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
+		}
+		// Where the unwinder found the frame pointer unusable, the
+		// kernel's chain, which followed it anyway, is not used.
+		if got := mergeStacks(c.pcs, c.stop, fp, false, nil); !slices.Equal(got, c.pcs) {
+			t.Errorf("%s, frame pointer not trusted: %#x, want %#x", c.name, got, c.pcs)
 		}
 	}
 }

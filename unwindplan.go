@@ -46,13 +46,36 @@ func (u unwindPlan) String() string {
 	return s
 }
 
+// copied says how much stack the samples actually carried: the kernel
+// copies only the part of the requested size that the stack holds.
+func (u unwindPlan) copied(bytes, samples uint64) string {
+	if samples == 0 || u.stack == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d bytes of user stack copied per sample on average (of %d requested)", bytes/samples, u.stack)
+}
+
 // planUnwind resolves --unwind and --stack-size for the target and sets
-// cfg's stack copy. auto takes the kernel's frame-pointer chain for
-// binaries that keep frame pointers (Go, code built with
-// -fno-omit-frame-pointer) and DWARF unwinding of a stack copy for those
-// that do not (distribution packages). Either way each frame is unwound
-// with the binary's CFI where the copy reaches, so frameless leaves keep
-// their callers.
+// cfg's stack copy.
+//
+// auto unwinds per module and per frame, not per process: each sample
+// carries a copy of the user stack, and each frame of it is unwound with
+// what its module has for that pc (symbol.Resolver.UnwindUser): CFI where
+// it covers the pc, Go's tables for Go code, else the frame pointer,
+// validated. So a frame-pointer executable calling a library without
+// frame pointers, or the other way round, unwinds whole.
+//
+// The copy must be taken whenever any module of the target may need CFI,
+// and for a dynamically linked program that is always: the C library and
+// the distribution's libraries keep no frame pointers, and libraries
+// loaded later with dlopen cannot be known at the start. The one case
+// that is skipped is a statically linked Go binary: Go keeps a frame
+// pointer in every function but frameless leaves (whose caller the small
+// leaf copy of --unwind fp recovers with the pclntab), and nothing else
+// can be mapped into it but the vdso. A statically linked C or C++
+// program is not such a case: it carries the C library's code, built
+// without frame pointers, so it gets the copy. The cost, the bytes of
+// stack the kernel copied per sample, is in the record summary.
 func planUnwind(asked string, stack int, cfg *sampler.Config, binary string) (unwindPlan, error) {
 	u := unwindPlan{asked: asked, mode: asked}
 	switch asked {
@@ -75,10 +98,17 @@ func planUnwind(asked string, stack int, cfg *sampler.Config, binary string) (un
 			binary, _ = targetBinary(*cfg)
 		}
 		binary = interpreterOf(binary)
-		keeps, why := symbol.FramePointers(binary)
-		u.mode, u.why = unwindDWARF, why
-		if keeps {
-			u.mode = unwindFP
+		static, goBinary := symbol.Linkage(binary)
+		name := filepath.Base(binary)
+		switch {
+		case binary == "":
+			u.mode, u.why = unwindDWARF, "per module (target unknown)"
+		case static && goBinary:
+			u.mode, u.why = unwindFP, name+" is statically linked Go, which keeps frame pointers"
+		case static:
+			u.mode, u.why = unwindDWARF, "per module: "+name+" is statically linked with code that may lack frame pointers"
+		default:
+			u.mode, u.why = unwindDWARF, "per module: "+name+" is dynamically linked, its libraries may need CFI"
 		}
 	}
 	u.stack = leafStackSize

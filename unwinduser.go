@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/cctop/cctop/sampler"
@@ -29,9 +30,12 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	valid := r.DWARFRegs(regs[:])
 	if len(b.entries) > 0 {
 		// One byte past a probed entry (the trap reports that IP): the
-		// registers are still the entry's.
+		// registers are still the entry's, unless the probed instruction
+		// was a one-byte push %rbp that the kernel has emulated, which
+		// leaves RBP as the word at SP: then the pc is right as it is,
+		// and so is the CFI for it.
 		b.alt = b.res.Lookup(pid, regs[symbol.RegPC], b.alt[:0])
-		if f := b.alt[0]; !b.entries[entryKey{f.Module, f.Addr}] && b.entries[entryKey{f.Module, f.Addr - 1}] {
+		if f := b.alt[0]; !b.entries[entryKey{f.Module, f.Addr}] && b.entries[entryKey{f.Module, f.Addr - 1}] && !pushedFP(r.Stack, &regs, valid) {
 			regs[symbol.RegPC]--
 		}
 	}
@@ -46,7 +50,14 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	if len(pcs) == 0 {
 		return b.userFrames(r, fp, b.frames)
 	}
-	b.merged = mergeStacks(pcs, stop, fp, b.merged[:0])
+	// Where the unwinder found the frame pointer unusable (code with no
+	// CFI that keeps none, or one that failed validation), the kernel's
+	// chain, which follows the same frame pointer unchecked, has only
+	// wrong frames past that point: skipped callers at best. --unwind fp
+	// asked for that chain, and keeps it.
+	trustFP := !b.dwarf || (stop != symbol.StopNoInfo && stop != symbol.StopFPCheck)
+	b.merged = mergeStacks(pcs, stop, fp, trustFP, b.merged[:0])
+	b.stop, b.haveStop = stop, len(b.merged) == len(pcs)
 	if slices.Equal(b.merged, fp) {
 		// The frame-pointer chain was right (the common case in code
 		// built with frame pointers).
@@ -60,10 +71,11 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 		unwound = b.res.Lookup(pid, pc, unwound)
 	}
 	rooted := stop == symbol.StopRoot
-	if !rooted && classify(unwound, len(b.merged)) != "" {
+	if !rooted && trustFP && classify(unwound, len(b.merged)) != "" {
 		alt := b.userFrames(r, fp, append(b.alt[:0], unwound[:nk]...))
 		if classify(alt, len(fp)) == "" {
 			b.alt = unwound
+			b.haveStop = false
 			return alt
 		}
 		b.alt = alt
@@ -78,10 +90,12 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 // copy (innermost first), and, when they ended before the outermost frame,
 // the rest of the kernel's frame-pointer chain fp after the deepest return
 // address the two share. fp's own first entries are not trusted: they skip
-// the callers of frameless functions, which the unwound pcs have.
-func mergeStacks(pcs []uint64, stop symbol.UnwindStop, fp, dst []uint64) []uint64 {
+// the callers of frameless functions, which the unwound pcs have. Without
+// trustFP, fp is not used at all: the unwinder stopped because the frame
+// pointer there is unusable, and fp past that point is wrong.
+func mergeStacks(pcs []uint64, stop symbol.UnwindStop, fp []uint64, trustFP bool, dst []uint64) []uint64 {
 	dst = append(dst, pcs...)
-	if stop == symbol.StopRoot || len(fp) < 2 {
+	if stop == symbol.StopRoot || len(fp) < 2 || !trustFP {
 		return dst
 	}
 	for i := len(pcs) - 1; i >= 1; i-- {
@@ -97,4 +111,10 @@ func mergeStacks(pcs []uint64, stop symbol.UnwindStop, fp, dst []uint64) []uint6
 		return append(dst[:0], fp...)
 	}
 	return dst
+}
+
+// pushedFP reports whether the word at the top of a sample's stack copy is
+// its RBP: a push %rbp has just run.
+func pushedFP(stack []byte, regs *symbol.Regs, valid uint64) bool {
+	return len(stack) >= 8 && valid&(1<<symbol.RegFP) != 0 && binary.LittleEndian.Uint64(stack) == regs[symbol.RegFP]
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,14 +14,17 @@ import (
 // frame is one of them was unwound completely (design §5). C runtimes
 // start threads in _start/__libc_start_* and clone/start_thread; Go
 // goroutines in runtime.goexit, and the runtime's own stacks (g0, signal
-// handling) in mstart, rt0_go, mcall, systemstack and morestack.
+// handling) in mstart, rt0_go, mcall, systemstack and morestack. In a cgo
+// binary, threads the C runtime starts enter Go through crosscall1
+// (runtime/cgo's assembly, which has no CFI and keeps no frame pointer):
+// it calls runtime.mstart, and is as far as the unwinder can go.
 var rootFuncs = map[string]bool{
 	"_start": true, "__libc_start_main": true, "__libc_start_call_main": true,
 	"__libc_start_main_impl": true, "start_thread": true, "clone": true, "clone3": true,
 	"__clone": true, "__clone3": true, "__clone_internal": true, "thread_start": true,
 	"runtime.goexit": true, "runtime.rt0_go": true, "runtime.mstart": true, "runtime.mstart0": true,
 	"runtime.mcall": true, "runtime.systemstack": true, "runtime.morestack": true,
-	"runtime.sigtramp": true, "runtime.sigreturn__sigaction": true,
+	"runtime.sigtramp": true, "runtime.sigreturn__sigaction": true, "crosscall1": true,
 	// kernel threads and a thread's first instant, seen from the kernel
 	"ret_from_fork": true, "ret_from_fork_asm": true,
 }
@@ -37,10 +41,91 @@ const (
 const maxChain = 127
 
 // completeness counts how many samples' stacks reached a root, and why the
-// others did not.
+// others did not: by reason, and by where they stop (stops).
 type completeness struct {
 	complete, truncated uint64
 	reasons             map[string]uint64
+	stops               map[stopKey]uint64
+}
+
+// stopKey is where truncated stacks stop: the module of their outermost
+// frame (base name) and why the unwind went no further there.
+type stopKey struct{ module, why string }
+
+// Where a stack with no user frames, or whose outermost frame is in no
+// module, stops.
+const (
+	stopNoUser   = "[no user frames]"
+	stopNoModule = "[unknown]"
+)
+
+// stopModule names the module of the outermost of a stack's user frames,
+// by the frame's Module field (never its function name): the base name of
+// a file, a pseudo module ("[vdso]", "[jit]") as it is.
+func stopModule(user []symbol.Frame) string {
+	if len(user) == 0 {
+		return stopNoUser
+	}
+	m := user[len(user)-1].Module
+	switch {
+	case m == "":
+		return stopNoModule
+	case m[0] == '[':
+		return m
+	}
+	return filepath.Base(strings.TrimSuffix(m, " (deleted)"))
+}
+
+// stopWhy is why the stack being built stops short, given classify's
+// reason: the unwinder's own reason when its frames end the stack and it
+// knows better (no CFI, a rejected frame pointer, a bad step), else reason.
+func (b *builder) stopWhy(reason string) string {
+	if b.haveStop {
+		switch b.stop {
+		case symbol.StopNoInfo, symbol.StopFPCheck, symbol.StopBad, symbol.StopUnmapped:
+			return b.stop.String()
+		}
+	}
+	return reason
+}
+
+// addStop counts a truncated stack where it stops (after add).
+func (c *completeness) addStop(module, why string) {
+	if c.stops == nil {
+		c.stops = map[stopKey]uint64{}
+	}
+	c.stops[stopKey{module, why}]++
+}
+
+// StopShare is one place truncated stacks stop, with its share of all samples.
+type StopShare struct {
+	Module, Why string
+	Percent     float64
+}
+
+func (s StopShare) String() string {
+	return fmt.Sprintf("%s: %.1f%% of stacks stop here, %s", s.Module, s.Percent, s.Why)
+}
+
+// topStops are the n places where the most truncated stacks stop,
+// commonest first.
+func (c *completeness) topStops(n int) []StopShare {
+	total := float64(c.complete + c.truncated)
+	if total == 0 || len(c.stops) == 0 {
+		return nil
+	}
+	keys := make([]stopKey, 0, len(c.stops))
+	for k := range c.stops {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b stopKey) int {
+		return cmp.Or(cmp.Compare(c.stops[b], c.stops[a]), strings.Compare(a.module, b.module), strings.Compare(a.why, b.why))
+	})
+	out := make([]StopShare, 0, min(n, len(keys)))
+	for _, k := range keys[:min(n, len(keys))] {
+		out = append(out, StopShare{Module: k.module, Why: k.why, Percent: 100 * float64(c.stops[k]) / total})
+	}
+	return out
 }
 
 // classify says why frames (innermost first) do not reach a root, or "".

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/cctop/cctop/symbol/cfi"
 )
 
 // fileKey identifies a mapped file. The device and inode keep two different
@@ -38,6 +40,10 @@ type module struct {
 	sources []source
 	buildID []byte
 	unwind  *unwindInfo // nil for modules with nothing to read
+	code    *codeCache  // machine code read for the unwinder's checks (code.go)
+	// debugCFI is the .debug_frame of a separate debug file, read with
+	// its names, for loadUnwind.
+	debugCFI *cfi.Table
 	// base is the file's base name, for naming what no source names
 	// (unnamed.go); "" for images that are not files (the vdso) and
 	// for anonymous memory.
@@ -134,19 +140,7 @@ func (r *Resolver) moduleFor(pid int, m *Mapping) *module {
 // cached like any other so the failure costs one attempt, not one per pc.
 func loadFile(pid int, m *Mapping) *module {
 	open := targetOpener(pid)
-	var f *os.File
-	var err error
-	if path, ok := strings.CutSuffix(m.Path, " (deleted)"); ok {
-		// The file is gone from the namespace but the mapping still holds
-		// it, and map_files is the one name that still reaches it.
-		f, err = os.Open("/proc/" + strconv.Itoa(pid) + "/map_files/" +
-			strconv.FormatUint(m.Start, 16) + "-" + strconv.FormatUint(m.Limit, 16))
-		if err != nil {
-			f, err = open(path)
-		}
-	} else {
-		f, err = open(m.Path)
-	}
+	f, err := openMapped(pid, m)
 	if err != nil {
 		return newModule()
 	}

@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"io"
 	"os"
+
+	"github.com/cctop/cctop/symbol/cfi"
 )
 
 // loadELF loads one ELF image: program headers for translation, then its
@@ -44,6 +46,10 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	}
 	if dbg != nil {
 		defer dbg.Close()
+		// Its .debug_frame, if any, is CFI the stripped file may lack.
+		if t, err := cfi.Load(dbg.File); err == nil && t.Len() > 0 {
+			mod.debugCFI = t
+		}
 		if len(symtab) == 0 {
 			dsyms, _ := dbg.Symbols()
 			cands = funcCands(cands, dsyms, dbg.Sections, false)

@@ -40,3 +40,22 @@ func FramePointers(path string) (bool, string) {
 	}
 	return false, name + " has no frame pointers"
 }
+
+// Linkage says whether the binary at path is statically linked (no
+// program interpreter and no shared libraries: nothing but itself and the
+// vdso is mapped, and nothing can be loaded later), and whether it is Go.
+// A binary that cannot be read is neither.
+func Linkage(path string) (static, goBinary bool) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false, isGo(f)
+		}
+	}
+	libs, _ := f.ImportedLibraries()
+	return len(libs) == 0, isGo(f)
+}

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"io"
+	"strconv"
 
 	"github.com/cctop/cctop/symbol/cfi"
 )
@@ -30,15 +31,50 @@ const (
 	StopRoot UnwindStop = iota
 	// StopCopy: the next frame lies beyond the copied stack.
 	StopCopy
-	// StopNoInfo: a pc with no unwind information and no usable frame
-	// pointer: code in no mapping, or outside every known function.
+	// StopNoInfo: a pc with no unwind information (no CFI, no Go table)
+	// in a function that keeps no frame pointer, or with no frame
+	// pointer to follow.
 	StopNoInfo
 	// StopBad: the unwind went wrong (a stack pointer that does not
 	// grow, a zero or unreadable register).
 	StopBad
 	// StopDepth: maxUnwindFrames frames.
 	StopDepth
+	// StopFPCheck: a pc with no unwind information whose frame pointer
+	// failed validation (fpStep): it points below the stack pointer or
+	// off alignment, or the return address it leads to follows no call.
+	StopFPCheck
+	// StopUnmapped: a pc in no mapping of the process (garbage, or code
+	// of a mapping cctop has not heard of) or in the uprobes' single-step
+	// page.
+	StopUnmapped
+	numStops
 )
+
+// String says why an unwind stopped, as completeness reports put it.
+func (s UnwindStop) String() string {
+	switch s {
+	case StopRoot:
+		return "outermost frame"
+	case StopCopy:
+		return "beyond the stack copy"
+	case StopNoInfo:
+		return "no CFI"
+	case StopBad:
+		return "bad unwind step"
+	case StopDepth:
+		return "frame limit"
+	case StopFPCheck:
+		return "no CFI, frame pointer rejected"
+	case StopUnmapped:
+		return "pc in no mapping"
+	}
+	return "stop " + strconv.Itoa(int(s))
+}
+
+// uprobesPath is the mapping in which uprobes execute the instructions
+// they displaced (the XOL area).
+const uprobesPath = "[uprobes]"
 
 // maxUnwindFrames bounds a user stack, twice the kernel's default
 // perf_event_max_stack: a copied stack of recursion can be deep.
@@ -47,7 +83,10 @@ const maxUnwindFrames = 256
 // unwindInfo is what a module offers for unwinding.
 type unwindInfo struct {
 	cfi *cfi.Table // nil without .eh_frame/.debug_frame
-	go_ *goTable   // nil for non-Go modules
+	// debug is the .debug_frame of the separate debug file, asked where
+	// cfi does not cover a pc (nil without one).
+	debug *cfi.Table
+	go_   *goTable // nil for non-Go modules
 	// rules memoizes the CFI rule per module-relative pc, misses included.
 	rules map[uint64]cachedRule
 }
@@ -72,6 +111,10 @@ func loadUnwind(r io.ReaderAt, mod *module) {
 			u.cfi = t
 		}
 	}
+	u.debug, mod.debugCFI = mod.debugCFI, nil
+	if u.cfi == nil {
+		u.cfi, u.debug = u.debug, nil
+	}
 	mod.unwind = u
 }
 
@@ -82,6 +125,9 @@ func (u *unwindInfo) rule(addr uint64) (cfi.Rule, bool) {
 	c, hit := u.rules[addr]
 	if !hit {
 		c.rule, c.ok = u.cfi.Rule(addr)
+		if !c.ok && u.debug != nil {
+			c.rule, c.ok = u.debug.Rule(addr)
+		}
 		if len(u.rules) >= maxCachedAddrs {
 			clear(u.rules)
 		}
@@ -114,10 +160,12 @@ func (m *stackMem) read(addr uint64) (uint64, bool) {
 // to dst, innermost first: the sampled pc, then return addresses, the way
 // the kernel's callchain lists them.
 //
-// Each frame is unwound with what its binary offers, chosen per module:
-// CFI (.eh_frame, .debug_frame) where it covers the pc, the pclntab's SP
-// deltas for Go code, else the frame pointer (JIT code and hand-written
-// assembly without CFI keep one by convention).
+// Each frame is unwound with what its module offers for that pc, so one
+// stack can hand over between modules of different kinds and back: CFI
+// (.eh_frame, .debug_frame, also from a separate debug file) where it
+// covers the pc, the pclntab's SP deltas for Go code, else the frame
+// pointer, validated first (fpstep.go): code with neither (hand-written
+// assembly, JIT code) keeps one only by convention.
 //
 // At most limit pcs are appended (maxUnwindFrames when limit is 0 or
 // larger), ending with StopDepth.
@@ -161,7 +209,10 @@ func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, l
 	}
 }
 
-// step unwinds one frame whose code is at lookup.
+// step unwinds one frame whose code is at lookup. *signal says on entry
+// whether lookup is an exact pc (the sampled one, or one a signal frame
+// saved) rather than a return address minus one, and on return whether
+// the caller's pc is exact.
 func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *stackMem, signal *bool) (UnwindStop, bool) {
 	var m *mapping
 	if p != nil {
@@ -179,6 +230,7 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 			}
 		}
 	}
+	exact := *signal
 	*signal = false
 	if u != nil {
 		if rule, ok := u.rule(addr); ok {
@@ -200,11 +252,17 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 			}
 		}
 	}
-	if m == nil {
-		// In no mapping at all: the pc is garbage, not JIT code.
-		return StopNoInfo, false
+	if m == nil || m.Path == uprobesPath {
+		// In no mapping at all: the pc is garbage, not JIT code. Or in
+		// the page where uprobes single-step the instruction they
+		// displaced (a sample there may see that page before cctop
+		// hears of it).
+		if exact {
+			return r.xolStep(pid, p, cur, mem)
+		}
+		return StopUnmapped, false
 	}
-	return fpStep(cur, mem)
+	return r.noCFIStep(pid, p, m, lookup, exact, cur, mem)
 }
 
 // goStep unwinds a Go frame: the pclntab's SP delta locates the return
@@ -230,26 +288,6 @@ func goStep(cur *cfi.Regs, mem *stackMem, delta int64) (UnwindStop, bool) {
 			out.Set(RegFP, bp)
 		}
 	}
-	*cur = out
-	return 0, true
-}
-
-// fpStep follows the frame pointer: the caller's return address is above
-// the saved frame pointer it points at.
-func fpStep(cur *cfi.Regs, mem *stackMem) (UnwindStop, bool) {
-	bp, ok := cur.Get(RegFP)
-	if !ok || bp < cur.R[RegSP] {
-		return StopNoInfo, false
-	}
-	next, ok1 := mem.read(bp)
-	ra, ok2 := mem.read(bp + 8)
-	if !ok1 || !ok2 || ra == 0 {
-		return StopNoInfo, false
-	}
-	var out cfi.Regs
-	out.Set(RegPC, ra)
-	out.Set(RegSP, bp+16)
-	out.Set(RegFP, next)
 	*cur = out
 	return 0, true
 }

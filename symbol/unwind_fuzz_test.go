@@ -42,7 +42,7 @@ func FuzzUnwindUser(f *testing.F) {
 		if pcsOut[0] != regs[RegPC] {
 			t.Fatalf("first pc %#x, want the sampled %#x", pcsOut[0], regs[RegPC])
 		}
-		if stop > StopDepth {
+		if stop >= numStops {
 			t.Fatalf("stop %d", stop)
 		}
 	})

@@ -203,7 +203,14 @@ func snapshotOf(t *cct.Tree) Snapshot {
 func testSnapshot() Snapshot {
 	s := buildTree(testSamples, inOrder(len(testSamples)))
 	s.Counters = testCounters()
+	s.Counters.Stops = testStops
 	return s
+}
+
+// testStops are where a live session's truncated stacks stop.
+var testStops = []StackStop{
+	{Module: "libmkl_avx2.so.2", Why: "no CFI", Percent: 31.0},
+	{Module: "[unknown]", Why: "pc in no mapping", Percent: 0.4},
 }
 
 // densityShape is one cycle of a thread's call density, in tenths of its mean.

@@ -11,7 +11,8 @@ import (
 // The counters panel's place on the screen (see Model.layout).
 const (
 	// panelLines is what the panel wants below the tree: the counter, the parameters,
-	// up to five threads, the latency and its histogram.
+	// up to five threads (four when stacks are truncated), the latency, its histogram
+	// and where truncated stacks stop.
 	panelLines = 9
 	// panelMinLines is the smallest panel worth showing; below it the panel is hidden.
 	panelMinLines = 3
@@ -33,6 +34,7 @@ const (
 	minSparkWidth   = 4  // narrower than this, a thread line has no sparkline
 	histLabel       = "hist"
 	latencyLabel    = "latency"
+	stopsLabel      = "truncated"
 )
 
 // sparkRunes are the eight levels of a sparkline, lowest first.
@@ -68,7 +70,7 @@ func (p *countersPanel) View() string {
 
 // lines are the panel's lines, uncut. The height is shared out by importance: the
 // counter first, then the busiest thread, the latency, the parameters, the histogram,
-// and then more threads; they are drawn in reading order.
+// where truncated stacks stop, and then more threads; they are drawn in reading order.
 func (p *countersPanel) lines() []string {
 	st, c := p.st, p.c
 	if c == nil {
@@ -91,6 +93,7 @@ func (p *countersPanel) lines() []string {
 	haveParams := take()
 	hist := p.histLine()
 	haveHist := hist != "" && take()
+	haveStops := len(c.Stops) > 0 && take()
 	counted := hasPoints(c.Density)
 	if counted {
 		threadLines = min(threadLines+n, len(c.Density))
@@ -113,7 +116,26 @@ func (p *countersPanel) lines() []string {
 	if haveHist {
 		out = append(out, hist)
 	}
+	if haveStops {
+		out = append(out, p.stopsLine())
+	}
 	return out
+}
+
+// stopsLine says where the stacks that do not reach a thread's entry stop: module,
+// share of all samples and reason, commonest first.
+func (p *countersPanel) stopsLine() string {
+	st := p.st
+	var b strings.Builder
+	b.WriteString(st.Label.Render(stopsLabel))
+	for i, s := range p.c.Stops {
+		if i > 0 {
+			b.WriteString(st.Label.Render(" ·"))
+		}
+		b.WriteString(" " + st.Name.Render(printable(oneLine(s.Module))) + " " +
+			st.Value.Render(formatPct(s.Percent)) + " " + st.Label.Render(printable(oneLine(s.Why))))
+	}
+	return b.String()
 }
 
 // counterLine is the call counter, its cost and its hits. A long counter name is cut

@@ -182,6 +182,27 @@ func TestPanelContent(t *testing.T) {
 	}
 }
 
+// TestPanelStops: where truncated stacks stop gets a line after the histogram, before
+// the threads past the busiest, commonest first.
+func TestPanelStops(t *testing.T) {
+	c := testCounters()
+	c.Stops = testStops
+	got := panelText(c, 100, 9)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 9 || lines[8] != "truncated libmkl_avx2.so.2 31.0% no CFI · [unknown] 0.4% pc in no mapping" {
+		t.Errorf("stops line:\n%s", got)
+	}
+	// Six lines: the counter, the busiest thread, the latency, the parameters, the
+	// histogram, then the stops before a second thread.
+	got = panelText(c, 100, 6)
+	if l := strings.Split(got, "\n"); len(l) != 6 || !strings.HasPrefix(l[5], "truncated libmkl_avx2.so.2") || strings.Contains(got, "worker-1") {
+		t.Errorf("6-line panel:\n%s", got)
+	}
+	if got := panelText(testCounters(), 100, 9); strings.Contains(got, "truncated") {
+		t.Errorf("a stops line without stops:\n%s", got)
+	}
+}
+
 func TestPanelColors(t *testing.T) {
 	st := DefaultStyles(true)
 	p := countersPanel{st: &st}

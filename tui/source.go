@@ -37,6 +37,17 @@ type Counters struct {
 	BucketSeconds float64
 	DensityUnit   string // e.g. "calls/ms"
 	Latency       LatencyStats
+	// Stops are where the stacks that do not reach a thread's entry stop,
+	// commonest first.
+	Stops []StackStop
+}
+
+// StackStop is a place where truncated stacks stop: the module of their
+// outermost frame, why the unwinder went no further, and the share of all
+// samples that stop there, in percent.
+type StackStop struct {
+	Module, Why string
+	Percent     float64
 }
 
 // ThreadSeries is one thread's call density over time.

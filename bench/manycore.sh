@@ -30,3 +30,18 @@ MANYCORE="$SIZES" go test -v -run XXX -bench BenchmarkManyCore -benchtime 1x -ti
 	/manycore_bench_test.go:[0-9]+: / { msg = $0; sub(/^ +manycore_bench_test.go:[0-9]+: /, "", msg); next }
 	/--- SKIP: BenchmarkManyCore\// { name = $3; sub(/^BenchmarkManyCore\//, "", name); print "skipped " name ": " msg; next }
 	/^(FAIL|ok|PASS)/ { print }'
+
+# A real run on this machine's CPUs: a 16-thread CPU-bound target under
+# default `cctop record` (automatic counting included), and how long record
+# takes to return after its target exits (issue 13: at most 2 s).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/cctop" .
+gcc -O1 -pthread -o "$work/spinners" testdata/spinners.c
+for i in 1 2 3; do
+	"$work/cctop" record -o "$work/r.pb.gz" -- sh -c "'$work/spinners' 16 4; date +%s.%N > '$work/exited'" 2>"$work/log"
+	end=$(date +%s.%N)
+	printf 'record, 16 threads, run %d: returned %.2f s after the target exited; %s\n' "$i" \
+		"$(awk -v a="$(cat "$work/exited")" -v b="$end" 'BEGIN {print b - a}')" \
+		"$(grep -o 'armed on [^;]*\|not counting[^:]*' "$work/log" | head -1)"
+done

@@ -66,7 +66,7 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	// PLT stubs come first: nothing else names them, and a zero-size
 	// symbol before .plt must not run over it.
 	if plt := newSymtab(pltCands(f, symtab, dynsym, size)); len(plt) > 0 {
-		mod.sources = append(mod.sources, plt)
+		mod.sources = append(mod.sources, pltSource{plt})
 	}
 	if goTab != nil {
 		mod.sources = append(mod.sources, goTab)

@@ -78,6 +78,12 @@ type pltReader struct {
 	ifuncs         map[uint64]string // STT_GNU_IFUNC symbols by address, made on first use
 }
 
+// pltSource names the PLT stubs of a module. It is a source of its own, not
+// a symtab, so that the unwinder's checks of function extents (funcRange)
+// do not take a stub for the function a call through it reaches: a call to
+// lib_inner@plt lands in lib_inner.
+type pltSource struct{ symtab }
+
 // pltCands returns a symbol candidate for each PLT stub of f that can be
 // named. symtab and dynsym are f's symbols; size is f's size, which bounds
 // every section read.

@@ -97,6 +97,9 @@ const (
 // which misses none.
 const maxMissed = 50
 
+// tooHotNote says why automatic counting gave up for good.
+const tooHotNote = "the hottest functions are called too often to count with uprobes within budget: density correction is off for the rest of the run (name cheaper functions with --calls uprobe:F)"
+
 // autoBudget is the default overhead budget of automatic counters.
 const autoBudget = 0.05
 
@@ -149,7 +152,7 @@ func (a *armer) due(b *builder) bool {
 				strings.Join(dropped, ", "), 100*ov, 100*a.budget))
 			if a.overBudget >= 2 {
 				a.giveUp = true
-				a.notes = append(a.notes, "the hottest functions are called too often to count with uprobes within budget: density correction is off for the rest of the run (name cheaper functions with --calls uprobe:F)")
+				a.notes = append(a.notes, tooHotNote)
 			}
 			return true
 		}
@@ -348,7 +351,7 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 		a.overBudget++
 		if a.overBudget >= 2 {
 			a.giveUp = true
-			a.notes = append(a.notes, "the hottest functions are called too often to count with uprobes within budget: density correction is off (name cheaper functions with --calls uprobe:F)")
+			a.notes = append(a.notes, tooHotNote)
 		}
 	}
 	return keep, trial

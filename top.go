@@ -106,11 +106,21 @@ func quitOnSignals(prog *tea.Program) (stop func()) {
 	signal.Notify(sig, quitSignals...)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case <-sig:
-			signal.Stop(sig)
-			prog.Quit()
-		case <-done:
+		// The first signal quits; the others are caught and dropped until
+		// stop: a closing terminal sends SIGHUP twice (the kernel, then
+		// the shell), and the second, left to its default action, killed
+		// cctop while it removed its probes from tracefs.
+		quitting := false
+		for {
+			select {
+			case <-sig:
+				if !quitting {
+					quitting = true
+					prog.Quit()
+				}
+			case <-done:
+				return
+			}
 		}
 	}()
 	return sync.OnceFunc(func() {

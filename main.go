@@ -40,6 +40,7 @@ record flags:
   --trigger T     time (default: a clock), calls (every -c calls of the counted functions), exact (every call)
   --calls C       call counter: auto (default: hardware, else uprobes on the hottest functions), hw, none,
                   or uprobe:F1,F2 (functions of the target's executable)
+  --budget P      automatic uprobe counting may cost the target at most P%% of its CPU time (default 5)
   --alpha A       latency factor of calls_adjusted (default %g)
   --no-density, --no-latency   leave a correction out of the summary's weights
   --max-nodes N   keep at most N calling contexts (default %d); colder ones fold into [other]

@@ -142,19 +142,8 @@ func leadingUnderscores(s string) int {
 
 // lookup returns the function containing addr.
 func (t symtab) lookup(addr uint64) (string, bool) {
-	lo, hi := 0, len(t)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if t[h].start <= addr {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	if lo == 0 || addr >= t[lo-1].end {
-		return "", false
-	}
-	return t[lo-1].name, true
+	sy, ok := t.holding(addr)
+	return sy.name, ok
 }
 
 func (t symtab) frames(addr uint64, dst []Frame) ([]Frame, bool) {

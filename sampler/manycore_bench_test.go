@@ -29,14 +29,7 @@ func BenchmarkManyCore(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root for uprobes")
 	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		b.Skip("gcc not installed")
-	}
-	dir := b.TempDir()
-	bin := dir + "/spinners"
-	if out, err := exec.Command("gcc", "-O1", "-pthread", "-o", bin, "../testdata/spinners.c").CombinedOutput(); err != nil {
-		b.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := buildSpinners(b)
 	var members []EventSpec
 	for _, fn := range []string{"fa", "fb", "fc", "fd"} {
 		off, err := symbol.FuncOffset(bin, fn)

@@ -57,7 +57,7 @@ func (f *fakeCPUs) count(typ uint32) int {
 	return f.opened[typ]
 }
 
-func buildSpinners(t *testing.T) string {
+func buildSpinners(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")

@@ -320,6 +320,14 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 		// overhead decide (due).
 		return targets, trial
 	}
+	keep := a.judge(targets, trial.Hits, trial.CPU)
+	return keep, trial
+}
+
+// judge keeps the targets whose trial hits (in cpu of the threads' time)
+// fit half the budget together, hottest first, and bans the others with a
+// note.
+func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration) []hpm.Target {
 	cost := a.plan.cost
 	if cost <= 0 {
 		cost = defaultHitCost
@@ -328,7 +336,7 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	var spent float64
 	var over []string
 	for i, t := range targets {
-		share := float64(trial.Hits[i]) * float64(cost) / float64(trial.CPU)
+		share := float64(hits[i]) * float64(cost) / float64(cpu)
 		// Half the budget: a trial sees one moment of the run, and a
 		// phase that calls the function more often costs more (a compiler
 		// going from parsing to optimizing). The measured overhead (due)
@@ -340,7 +348,7 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 		}
 		a.banned[t.Func] = true
 		over = append(over, fmt.Sprintf("%s (%.0f calls per ms of CPU: %.0f%%)", displayName(t.Func),
-			float64(trial.Hits[i])/(float64(trial.CPU)/1e6), 100*share))
+			float64(hits[i])/(float64(cpu)/1e6), 100*share))
 	}
 	a.projected = spent
 	if len(over) > 0 {
@@ -354,7 +362,7 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 			a.notes = append(a.notes, tooHotNote)
 		}
 	}
-	return keep, trial
+	return keep
 }
 
 // busiestThreads is up to n threads with the most samples, busiest first.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/hpm"
@@ -62,5 +64,43 @@ func TestArmerKeepsAboutAsHotSet(t *testing.T) {
 	add("densityLeaf", 100)
 	if !a.worthIt(b, leaf) {
 		t.Error("keeps a function half as hot as the new one")
+	}
+}
+
+// TestArmerJudgesTrial: from a trial's counts, the hottest targets whose
+// projected cost fits half the budget together are kept; a target that
+// would cost more is banned and named, demangled and short, in a note with
+// its call rate; a round that keeps nothing twice gives up.
+func TestArmerJudgesTrial(t *testing.T) {
+	a := newArmer(&countingPlan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05})
+	targets := []hpm.Target{
+		{Func: workloadPkg + "first"}, // 1000 calls in 100 ms of CPU at 1 µs: 1%
+		{Func: "_ZN3foo3barEv"},       // 100,000 calls: 100%
+		{Func: workloadPkg + "cheap"}, // 500 calls: 0.5%
+		{Func: workloadPkg + "third"}, // 1500: 1.5%, past half the budget with the others
+	}
+	keep := a.judge(targets, []uint64{1000, 100000, 500, 1500}, 100*time.Millisecond)
+	if got := names(keep); !slices.Equal(got, []string{workloadPkg + "cheap", workloadPkg + "first"}) {
+		t.Errorf("kept %v", got)
+	}
+	if !a.banned["_ZN3foo3barEv"] || !a.banned[workloadPkg+"third"] || a.banned[workloadPkg+"cheap"] {
+		t.Errorf("banned %v", a.banned)
+	}
+	if a.projected < 0.0149 || a.projected > 0.0151 {
+		t.Errorf("projected %.4f, want 0.015", a.projected)
+	}
+	if len(a.notes) != 1 || !strings.Contains(a.notes[0], "foo::bar (1000 calls per ms of CPU: 100%)") ||
+		!strings.Contains(a.notes[0], "workload.third") || strings.Contains(a.notes[0], "_ZN") {
+		t.Errorf("notes %q", a.notes)
+	}
+	// Nothing affordable, twice: counting gives up.
+	b := newArmer(&countingPlan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05})
+	for range 2 {
+		if keep := b.judge(targets[1:2], []uint64{100000}, 100*time.Millisecond); len(keep) != 0 {
+			t.Fatalf("kept %v", names(keep))
+		}
+	}
+	if !b.giveUp || !slices.Contains(b.notes, tooHotNote) {
+		t.Errorf("gave up %v, notes %q", b.giveUp, b.notes)
 	}
 }

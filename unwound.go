@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -73,7 +72,7 @@ func stopModule(user []symbol.Frame) string {
 	case m[0] == '[':
 		return m
 	}
-	return filepath.Base(strings.TrimSuffix(m, " (deleted)"))
+	return symbol.ModuleBase(m)
 }
 
 // stopWhy is why the stack being built stops short, given classify's

@@ -67,16 +67,8 @@ var tracefsDirs = [...]string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"
 // its standard place, as perf does for its probes, when it may.
 func newProbeSet() *probeSet {
 	ps := &probeSet{group: fmt.Sprintf("cctop_%d", os.Getpid()), byKey: map[probeKey]*tprobe{}}
-	ps.why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
 	mountTracefs()
-	for _, d := range tracefsDirs {
-		if err := unix.Access(filepath.Join(d, "uprobe_events"), unix.W_OK); err == nil {
-			ps.dir, ps.why = d, ""
-			break
-		} else if !errors.Is(err, unix.ENOENT) {
-			ps.why = fmt.Sprintf("%s/uprobe_events: %v", d, err)
-		}
-	}
+	ps.dir, ps.why = writableTracefs()
 	if ps.dir != "" {
 		ps.removeStale()
 	}
@@ -235,19 +227,33 @@ func processAlive(pid int) bool {
 // DeleteProbes deletes tracefs probes handed over by DetachEvents, once the
 // events on them are closed.
 func DeleteProbes(names []string) error {
-	var first error
-	for _, d := range tracefsDirs {
-		if unix.Access(filepath.Join(d, "uprobe_events"), unix.W_OK) != nil {
-			continue
-		}
-		for _, n := range names {
-			if err := writeProbeLine(d, "-:"+n); err != nil && first == nil {
-				first = err
-			}
-		}
-		return first
+	dir, _ := writableTracefs()
+	if dir == "" {
+		return nil
 	}
-	return nil
+	var first error
+	for _, n := range names {
+		if err := writeProbeLine(dir, "-:"+n); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// writableTracefs is the first tracefs whose uprobe_events cctop may write,
+// or "" and why there is none.
+func writableTracefs() (dir, why string) {
+	why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)"
+	for _, d := range tracefsDirs {
+		err := unix.Access(filepath.Join(d, "uprobe_events"), unix.W_OK)
+		if err == nil {
+			return d, ""
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			why = fmt.Sprintf("%s/uprobe_events: %v", d, err)
+		}
+	}
+	return "", why
 }
 
 // ProbeFootprint is what one more counting probe costs in events: how many

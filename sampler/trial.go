@@ -40,10 +40,8 @@ func (t *ProbeTrial) Close() {
 func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duration) (*ProbeTrial, error) {
 	var held []uint64
 	var ints []int
-	closeAll := func() {
-		for _, fd := range ints {
-			unix.Close(fd)
-		}
+	release := func() {
+		closeAll(ints)
 		s.probes.release(held)
 	}
 	t := &ProbeTrial{Hits: make([]uint64, len(specs))}
@@ -63,13 +61,13 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 			if s.probes.usable() {
 				id, err := s.probes.acquire(sp.UprobePath, sp.UprobeOffset)
 				if err != nil {
-					closeAll()
+					release()
 					return nil, err
 				}
 				held = append(held, id)
 				ma.Type, ma.Config = unix.PERF_TYPE_TRACEPOINT, id
 			} else if err := s.setEventPMU(&ma, sp, &ga); err != nil {
-				closeAll()
+				release()
 				return nil, err
 			}
 			fd, err := s.k.perfOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
@@ -84,7 +82,7 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 			leaders = append(leaders, lfd)
 		}
 	}
-	t.close = closeAll
+	t.close = release
 	if len(leaders) == 0 {
 		return t, fmt.Errorf("no thread to count calls on")
 	}

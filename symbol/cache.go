@@ -124,7 +124,7 @@ func (r *Resolver) moduleFor(pid int, m *Mapping) *module {
 	if !anonCode(m.Path) {
 		// Even a file that could not be read is named by file offsets:
 		// the offsets are right for the file that was mapped.
-		mod.base = moduleBase(m.Path)
+		mod.base = ModuleBase(m.Path)
 	}
 	c.byFile[key] = mod
 	if len(mod.buildID) > 0 {

@@ -45,7 +45,7 @@ func (mod *module) unnamed(addr uint64) []Frame {
 // shared by files of different names (same build id): the name says which
 // file the offset is in.
 func (mod *module) rename(name, path string) string {
-	base := moduleBase(path)
+	base := ModuleBase(path)
 	if base == mod.base || len(name) < len(mod.base)+1 {
 		return name
 	}
@@ -78,8 +78,9 @@ func unnamedName(base string, off uint64) string {
 	return "[" + base + "+0x" + strconv.FormatUint(off, 16) + "]"
 }
 
-// moduleBase is the name a mapped file goes by in unnamed frames.
-func moduleBase(path string) string {
+// ModuleBase is the name a mapped file goes by: in unnamed frames, and
+// where cctop reports stacks stopping.
+func ModuleBase(path string) string {
 	return filepath.Base(strings.TrimSuffix(path, " (deleted)"))
 }
 

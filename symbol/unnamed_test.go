@@ -25,7 +25,7 @@ func fileModule(t *testing.T, path string) *module {
 	}
 	mod := loadELF(f, st.Size(), path, nil)
 	loadUnwind(f, mod)
-	mod.base = moduleBase(path)
+	mod.base = ModuleBase(path)
 	return mod
 }
 

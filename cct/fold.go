@@ -6,6 +6,12 @@ import "slices"
 // parent, holding the samples of every context folded there as its self.
 const OtherName = "[other]"
 
+// ProbesName is the frame that stands for the kernel's handling of a cctop
+// counting probe (the int3 trap and the uprobe handlers): a sample taken
+// there is time the target spent because cctop counts calls, and sits
+// under the probed function as this one frame rather than as a kernel path.
+const ProbesName = "[cctop probes]"
+
 // Fold bounds the tree to at most keep nodes, the root included: the contexts with the
 // fewest samples (Total.Samples) fold into an [other] child of their nearest kept ancestor,
 // whose self takes their samples, so every total above stays as it was. Cold means cold

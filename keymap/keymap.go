@@ -29,6 +29,12 @@ type KeyMap struct {
 	Inline key.Binding
 	// Names shows full or short function names.
 	Names key.Binding
+	// Chains shows runs of only children as one row ("a › … › z (9)") or
+	// as a row per frame.
+	Chains key.Binding
+	// Probes puts the [cctop probes] frame in the flat view's ranking, or
+	// leaves it out (the default: it is the profiler's cost).
+	Probes key.Binding
 
 	// Counters shows or hides the counters panel: call density per thread over time,
 	// the sampling latency and the parameters in force.
@@ -82,6 +88,8 @@ func DefaultKeyMap() KeyMap {
 		Metric:  b(k("m"), "m", "metric time/calls"),
 		Inline:  b(k("I"), "I", "inlined frames on/off"),
 		Names:   b(k("v"), "v", "full/short names"),
+		Chains:  b(k("z"), "z", "chains on/off"),
+		Probes:  b(k("P"), "P", "rank probe cost"),
 
 		Counters: b(k("C"), "C", "counters panel"),
 
@@ -121,7 +129,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
 		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
-		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Threads, k.Metric},
+		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric},
 		{k.Counters, k.Density, k.Latency, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}

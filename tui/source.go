@@ -78,14 +78,21 @@ type Header struct {
 	// gone from the call estimates' log (--max-log).
 	Folded, LogDropped uint64
 	Unwound            float64 // % of samples whose stack reached a root; <0 unknown
-	Counter            string  // counter source line
-	Trigger            string
-	Alpha              float64
-	Density            bool
-	Latency            bool
-	Comparison         string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
-	Overlap            float64 // % overlap of shown vs comparison; <0 none
-	State              string  // "live", "paused", "target stopped", "target exited", "target killed", "file"
+	Counter            string  // counter source line, in full (the counters panel shows it)
+	// CounterBrief is the counter in a few words for the header, e.g.
+	// "uprobes on 4 functions", "PMU", "none".
+	CounterBrief string
+	// ProbeCost is the share of samples, in percent, taken while the kernel
+	// handled a cctop counting probe (the [cctop probes] frames): the cost of
+	// counting, measured. <0: no probes in this profile.
+	ProbeCost  float64
+	Trigger    string
+	Alpha      float64
+	Density    bool
+	Latency    bool
+	Comparison string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
+	Overlap    float64 // % overlap of shown vs comparison; <0 none
+	State      string  // "live", "paused", "target stopped", "target exited", "target killed", "file"
 }
 
 // Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not

@@ -54,7 +54,7 @@ func largeModel(tb testing.TB) *Model {
 	if s.Tree.Len() < 1_000_000 {
 		tb.Fatalf("the large tree has %d nodes", s.Tree.Len())
 	}
-	m := New(newFake(s), Options{Width: 160, Height: 50})
+	m := newPlain(newFake(s), Options{Width: 160, Height: 50})
 	t := m.tree
 	opened := 0
 	for i := len(t.rows) - 1; i >= 0; i-- { // top rows, from the end so indexes stay valid

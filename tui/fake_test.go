@@ -256,3 +256,14 @@ func testCounters() *Counters {
 	}
 	return c
 }
+
+// newPlain is New with the tree as it was before the first screen opened the hot path
+// and chains: collapsed, a row per frame, the cursor on the first row. Tests of other
+// features use it so that their rows are the frames they name.
+func newPlain(src Source, opts Options) *Model {
+	m := New(src, opts)
+	m.tree.follow, m.tree.chains = false, false
+	m.tree.collapseAll()
+	m.tree.moveTo(0)
+	return m
+}

@@ -15,7 +15,10 @@ type foldKey struct {
 // big as what the user opened, not as the profile.
 type foldNode struct {
 	open bool
-	kids map[foldKey]*foldNode
+	// unchain ends any chain at this row (see chain.go): a search that lands inside a
+	// chain marks the frame above the match, so the match heads a row of its own.
+	unchain bool
+	kids    map[foldKey]*foldNode
 }
 
 // child returns the state of k under n, nil if it was never expanded.

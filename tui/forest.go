@@ -61,8 +61,10 @@ type forest struct {
 	p     *profile
 	kind  viewKind
 	split bool
-	roots []*group
-	built bool
+	// rankProbes keeps the [cctop probes] frame among the flat view's rows.
+	rankProbes bool
+	roots      []*group
+	built      bool
 }
 
 func newForest(p *profile, kind viewKind, split bool) *forest {
@@ -238,7 +240,7 @@ func (f *forest) flatRoots() []*group {
 			onPath[p.fn[^id]]--
 			continue
 		}
-		if id != 0 {
+		if id != 0 && (p.fn[id] != p.probes || f.rankProbes) {
 			fn := p.fn[id]
 			g := byFn[fn]
 			if g == nil {

@@ -123,18 +123,20 @@ func TestGolden(t *testing.T) {
 		name string
 		msgs []tea.Msg
 	}{
-		{"collapsed", nil},
-		{"expanded", keys("e")},
+		{"first", nil},
+		{"collapsed", keys("c")},
+		{"expanded", keys("c", "e")},
+		{"unchained", keys("c", "e", "z")},
 		{"bottomup", keys("i", "e")},
 		{"flat", keys("t")},
-		{"split", keys("s", "e", "down", "down", "right", "down", "e")},
-		{"focus", keys("e", "down", "down", "f")},
+		{"split", keys("c", "s", "e", "down", "down", "right", "down", "e")},
+		{"focus", keys("c", "e", "down", "down", "f")},
 		{"help", keys("?")},
 		{"search", append(keys("/"), typed("mem")...)},
 		{"searchjump", append(append(keys("/"), typed("memmove")...), keys("enter", "n")...)},
 		{"thread", keys("T", "T", "e")},
 		{"error", []tea.Msg{ErrorMsg{errors.New("perf_event_open: permission denied (perf_event_paranoid is 3)")}}},
-		{"counters", keys("e", "C")},
+		{"counters", keys("C")},
 	}
 	sizes := [][2]int{{80, 24}, {160, 50}}
 	for _, st := range steps {
@@ -155,7 +157,7 @@ func TestGolden(t *testing.T) {
 // rather than go, and the tree keeps three rows.
 func TestGoldenSmall(t *testing.T) {
 	m := New(newFake(testSnapshot()), Options{Width: 40, Height: 10})
-	send(m, keys("e", "C")...)
+	send(m, keys("C")...)
 	got := screen(m)
 	checkScreen(t, got, 40, 10)
 	checkGolden(t, "counters_40x10", got)

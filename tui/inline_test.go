@@ -75,7 +75,7 @@ func expandEverything(m *Model) {
 }
 
 func TestPhysicalFrames(t *testing.T) {
-	m := New(newFake(cxxSnapshot()), Options{})
+	m := newPlain(newFake(cxxSnapshot()), Options{})
 	expandEverything(m)
 	logical := rowsByName(m)
 	if _, ok := logical[cxxName("add")]; !ok {
@@ -146,7 +146,7 @@ func TestPhysicalFrames(t *testing.T) {
 // The cursor stays on its context across the toggle: inlined steps are dropped going
 // physical and found again going back.
 func TestPhysicalCarriesCursorAndFocus(t *testing.T) {
-	m := New(newFake(cxxSnapshot()), Options{})
+	m := newPlain(newFake(cxxSnapshot()), Options{})
 	send(m, press("e"))
 	i := slices.IndexFunc(m.tree.rows, func(r row) bool { return m.tree.prof.names[r.g.fn] == cxxName("realloc") })
 	if i < 0 {
@@ -198,7 +198,7 @@ func TestPhysicalCarriesCursorAndFocus(t *testing.T) {
 // Physical frames compose with the other views: bottom-up leaves and flat functions
 // are physical, the thread filter weighs the thread's samples, split keeps call sites.
 func TestPhysicalComposes(t *testing.T) {
-	m := New(newFake(cxxSnapshot()), Options{})
+	m := newPlain(newFake(cxxSnapshot()), Options{})
 	send(m, keys("I", "t")...)
 	flat := rowsByName(m)
 	if _, ok := flat[cxxName("push")]; ok {
@@ -248,7 +248,7 @@ func TestPhysicalComposes(t *testing.T) {
 // of the same tree reuse it.
 func TestPhysicalBuiltOncePerTree(t *testing.T) {
 	src := newFake(cxxSnapshot())
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	send(m, press("I"))
 	ph := m.phys
 	for range 3 {
@@ -276,7 +276,7 @@ func TestPhysicalBuiltOncePerTree(t *testing.T) {
 }
 
 func TestNamesToggle(t *testing.T) {
-	m := New(newFake(cxxSnapshot()), Options{Width: 200})
+	m := newPlain(newFake(cxxSnapshot()), Options{Width: 200})
 	send(m, press("e"))
 	if !strings.Contains(screen(m), "shapes::Accumulator::add [inl]") || strings.Contains(screen(m), "<long>") {
 		t.Errorf("short names are not the default:\n%s", screen(m))
@@ -306,7 +306,7 @@ func TestNamesToggle(t *testing.T) {
 func TestSearchMatchesShortAndFullNames(t *testing.T) {
 	for _, q := range []string{"Accumulator::add", "Accumulator<long>", "accumulator"} {
 		for _, full := range []bool{false, true} {
-			m := New(newFake(cxxSnapshot()), Options{})
+			m := newPlain(newFake(cxxSnapshot()), Options{})
 			if full {
 				send(m, press("v"))
 			}
@@ -326,7 +326,7 @@ func TestTogglesLeaveExportAlone(t *testing.T) {
 	src := newFake(cxxSnapshot())
 	tree := src.Snapshot().Tree
 	n := tree.Len()
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	send(m, keys("I", "v", "x", "enter")...)
 	if got := src.done(); len(got) != 1 || got[0] != (Action{Kind: Export, Path: "cctop.pb.gz"}) {
 		t.Errorf("actions %+v", got)
@@ -351,7 +351,7 @@ func TestGoldenInline(t *testing.T) {
 		for _, sz := range [][2]int{{80, 24}, {160, 50}} {
 			name := fmt.Sprintf("%s_%dx%d", st.name, sz[0], sz[1])
 			t.Run(name, func(t *testing.T) {
-				m := New(newFake(cxxSnapshot()), Options{Width: sz[0], Height: sz[1]})
+				m := newPlain(newFake(cxxSnapshot()), Options{Width: sz[0], Height: sz[1]})
 				send(m, st.msgs...)
 				// Open every row on screen below the hot path too, so that the
 				// merged rows show.

@@ -42,6 +42,7 @@ func (m *Model) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch kind {
 		case searchPrompt:
 			m.setSearch(v)
+			m.tree.follow = m.tree.follow && v == ""
 			if v != "" && !m.tree.jump(true) {
 				m.status.setText("no match for “" + v + "”")
 			}
@@ -87,9 +88,22 @@ func (m *Model) actionKeys() []struct {
 	}
 }
 
+// leavesHotPath lists the keys that end following the hot path (treePane.follow):
+// those that move the cursor or change folds. Keys that change what is weighed or
+// shown around the tree (metric, thread, panel, corrections) keep it.
+func (m *Model) leavesHotPath(msg tea.KeyPressMsg) bool {
+	k := m.keys
+	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End,
+		k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll,
+		k.Focus, k.Unfocus, k.NextMatch, k.PrevMatch, k.Split)
+}
+
 func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 	k, t := m.keys, m.tree
 	page := max(1, t.bodyHeight()-1)
+	if m.leavesHotPath(msg) {
+		t.follow = false
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
@@ -143,6 +157,15 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.togglePhysical()
 	case key.Matches(msg, k.Names):
 		m.toggleNames()
+	case key.Matches(msg, k.Chains):
+		t.setChains(!t.chains)
+		if t.chains {
+			m.status.setText("chains: a run of only children is one row")
+		} else {
+			m.status.setText("chains off: a row per frame")
+		}
+	case key.Matches(msg, k.Probes):
+		m.toggleProbes()
 	case key.Matches(msg, k.Threads):
 		m.cycleThread()
 	case key.Matches(msg, k.Counters):
@@ -216,10 +239,30 @@ func (m *Model) togglePanel() {
 	}
 }
 
+// toggleProbes puts [cctop probes] in the flat ranking or leaves it out.
+func (m *Model) toggleProbes() {
+	t := m.tree
+	t.showProbes = !t.showProbes
+	switch {
+	case t.prof == nil || t.prof.probes == noFunc:
+		m.status.setText("no " + cct.ProbesName + " in this profile: nothing was counted with probes")
+	case t.showProbes:
+		m.status.setText(cct.ProbesName + " is ranked in the flat view")
+	default:
+		m.status.setText(cct.ProbesName + " is left out of the flat ranking (the header has its share)")
+	}
+	if t.mode.kind == flatView {
+		abs := t.cursorPath()
+		t.rebuild()
+		t.restoreCursor(abs, t.cursor-t.offset)
+	}
+}
+
 func (m *Model) handleWheel(ms tea.Mouse) {
 	if m.showHelp {
 		return
 	}
+	m.tree.follow = false
 	switch ms.Button {
 	case tea.MouseWheelUp:
 		m.tree.scroll(-wheelStep)
@@ -233,6 +276,7 @@ func (m *Model) handleClick(ms tea.Mouse) {
 	if m.showHelp || m.prompt.active() || ms.Button != tea.MouseLeft {
 		return
 	}
+	m.tree.follow = false
 	y := ms.Y - m.treeTop()
 	if y < 0 || y >= m.tree.bodyHeight() || ms.X >= m.tree.width {
 		return // above or below the rows, or on the panel beside them

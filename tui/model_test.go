@@ -31,7 +31,7 @@ func cursorName(m *Model) string {
 
 func TestFoldsSurviveRefreshWithNewIDs(t *testing.T) {
 	src := newFake(testSnapshot())
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	send(m, keys("e", "down", "down", "down", "down", "down", "space", "down")...)
 	before := visible(m)
 	cur := cursorName(m)
@@ -63,7 +63,7 @@ func TestFoldsSurviveRefreshWithNewIDs(t *testing.T) {
 
 func TestRefreshOnlyWhenSeqChanges(t *testing.T) {
 	src := newFake(testSnapshot())
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	rows := &m.tree.rows[0]
 	send(m, tickMsg{}, SnapshotReadyMsg{})
 	if &m.tree.rows[0] != rows {
@@ -80,7 +80,7 @@ func TestRefreshOnlyWhenSeqChanges(t *testing.T) {
 
 func TestKeyReleaseDoesNothing(t *testing.T) {
 	src := newFake(testSnapshot())
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	send(m, tea.KeyReleaseMsg{Code: tea.KeyDown}, tea.KeyReleaseMsg{Code: 'd', Text: "d"},
 		tea.KeyReleaseMsg{Code: 'e', Text: "e"})
 	if m.tree.cursor != 0 || len(m.tree.rows) != 3 || len(src.done()) != 0 {
@@ -114,7 +114,7 @@ func TestActions(t *testing.T) {
 			Action{Kind: Export, Path: "cctop.prof"}},
 	} {
 		src := newFake(testSnapshot())
-		m := New(src, Options{})
+		m := newPlain(src, Options{})
 		send(m, tc.keys...)
 		if got := src.done(); len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%v: actions %+v, want %+v", tc.keys, got, tc.want)
@@ -122,7 +122,7 @@ func TestActions(t *testing.T) {
 	}
 	// Escape abandons an export.
 	src := newFake(testSnapshot())
-	send(New(src, Options{}), keys("x", "esc")...)
+	send(newPlain(src, Options{}), keys("x", "esc")...)
 	if got := src.done(); len(got) != 0 {
 		t.Errorf("x esc: actions %+v", got)
 	}
@@ -130,7 +130,7 @@ func TestActions(t *testing.T) {
 
 func TestQuit(t *testing.T) {
 	for _, k := range []string{"q", "ctrl+c"} {
-		m := New(newFake(testSnapshot()), Options{})
+		m := newPlain(newFake(testSnapshot()), Options{})
 		_, cmd := m.Update(press(k))
 		if cmd == nil {
 			t.Fatalf("%s: no command", k)
@@ -140,7 +140,7 @@ func TestQuit(t *testing.T) {
 		}
 	}
 	// While typing a search, q is text.
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("/", "q")...)
 	if got := m.prompt.input.Value(); got != "q" {
 		t.Errorf("q in the search prompt: %q", got)
@@ -185,7 +185,7 @@ func expandAll(m *Model, n int) {
 }
 
 func TestOnlyVisibleRowsRendered(t *testing.T) {
-	m := New(newFake(bigSnapshot(10, 4)), Options{Width: 80, Height: 24})
+	m := newPlain(newFake(bigSnapshot(10, 4)), Options{Width: 80, Height: 24})
 	expandAll(m, 5000)
 	if len(m.tree.rows) < 1000 {
 		t.Fatalf("only %d rows", len(m.tree.rows))
@@ -204,7 +204,7 @@ func TestOnlyVisibleRowsRendered(t *testing.T) {
 func TestResizeNeverPanics(t *testing.T) {
 	for _, steps := range [][]tea.Msg{nil, keys("e"), keys("?"), keys("/", "m"), keys("i", "e"), keys("s", "e"), keys("t"),
 		{ErrorMsg{errors.New(strings.Repeat("long error ", 20))}}} {
-		m := New(newFake(testSnapshot()), Options{})
+		m := newPlain(newFake(testSnapshot()), Options{})
 		send(m, steps...)
 		for _, sz := range [][2]int{{40, 10}, {1, 1}, {0, 0}, {2, 3}, {10, 2}, {25, 5}, {80, 24}, {39, 7}} {
 			send(m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
@@ -217,7 +217,7 @@ func TestResizeNeverPanics(t *testing.T) {
 }
 
 func TestMouse(t *testing.T) {
-	m := New(newFake(bigSnapshot(10, 3)), Options{Width: 80, Height: 24})
+	m := newPlain(newFake(bigSnapshot(10, 3)), Options{Width: 80, Height: 24})
 	expandAll(m, 500)
 	send(m, tea.MouseWheelMsg{Button: tea.MouseWheelDown}, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	if m.tree.offset != 2*wheelStep {
@@ -248,7 +248,7 @@ func TestMouse(t *testing.T) {
 }
 
 func TestErrorStaysUntilKey(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	send(m, ErrorMsg{errors.New("boom")}, tickMsg{}, StatusMsg{"later status"})
 	if !strings.Contains(screen(m), "error: boom") {
 		t.Fatal("the error is not shown, or was replaced before a key")
@@ -263,7 +263,7 @@ func TestErrorStaysUntilKey(t *testing.T) {
 func TestSourceMessages(t *testing.T) {
 	src := newFake(testSnapshot())
 	src.msgs = make(chan tea.Msg, 1)
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	src.msgs <- StatusMsg{"baseline taken"}
 	cmd := m.listen()
 	msg := cmd()
@@ -281,7 +281,7 @@ func TestSourceMessages(t *testing.T) {
 }
 
 func TestSearchJumpsAndWraps(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("/")...)
 	send(m, typed("memmove")...)
 	send(m, press("enter"))
@@ -336,7 +336,7 @@ func (t *treePane) cursorPathNames() []string {
 }
 
 func TestFocusAndBack(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("e", "down", "down", "f")...)
 	if len(m.tree.rows) == 0 || cursorName(m) != "main.compute" || m.tree.rows[0].depth != 0 {
 		t.Fatalf("focus: top row %s", cursorName(m))
@@ -354,7 +354,7 @@ func TestFocusAndBack(t *testing.T) {
 }
 
 func TestCollapseParentAndExpand(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("right", "right", "right")...) // open main.main, step in, open main.run
 	if got := strings.Join(m.tree.cursorPathNames(), ">"); got != "main.main>main.run" {
 		t.Fatalf("right right right: %s", got)
@@ -378,7 +378,7 @@ func TestCollapseParentAndExpand(t *testing.T) {
 }
 
 func TestViewsSumUp(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	// Flat: memmove is called in three contexts; its self is their sum.
 	send(m, press("t"))
 	var memmove *group
@@ -435,7 +435,7 @@ func TestViewsSumUp(t *testing.T) {
 }
 
 func TestThreadFilterCycles(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	var got []string
 	for range 3 {
 		send(m, press("T"))
@@ -447,7 +447,7 @@ func TestThreadFilterCycles(t *testing.T) {
 	// Without per-thread data, T says so.
 	s := testSnapshot()
 	s.ThreadSelf = nil
-	m = New(newFake(s), Options{})
+	m = newPlain(newFake(s), Options{})
 	send(m, press("T"))
 	if m.filtering || !strings.Contains(screen(m), "no per-thread data") {
 		t.Error("T without thread data")
@@ -470,7 +470,7 @@ func hasColor(s string) bool {
 }
 
 func TestNoColor(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{NoColor: true})
+	m := newPlain(newFake(testSnapshot()), Options{NoColor: true})
 	send(m, keys("e", "/", "m")...)
 	send(m, tea.BackgroundColorMsg{})
 	s := m.View().Content
@@ -481,13 +481,13 @@ func TestNoColor(t *testing.T) {
 		t.Error("NoColor lost the reverse-video cursor")
 	}
 	t.Setenv("NO_COLOR", "1")
-	m = New(newFake(testSnapshot()), Options{})
+	m = newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("e")...)
 	if hasColor(m.View().Content) {
 		t.Error("NO_COLOR in the environment still gives colors")
 	}
 	t.Setenv("NO_COLOR", "")
-	m = New(newFake(testSnapshot()), Options{})
+	m = newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("e")...)
 	if !hasColor(m.View().Content) {
 		t.Error("the default styles have no color at all")
@@ -495,7 +495,7 @@ func TestNoColor(t *testing.T) {
 }
 
 func TestViewFlags(t *testing.T) {
-	v := New(newFake(testSnapshot()), Options{}).View()
+	v := newPlain(newFake(testSnapshot()), Options{}).View()
 	if !v.AltScreen || v.MouseMode != tea.MouseModeCellMotion {
 		t.Errorf("view: alt screen %v, mouse mode %v", v.AltScreen, v.MouseMode)
 	}
@@ -503,7 +503,7 @@ func TestViewFlags(t *testing.T) {
 
 func TestEmptyAndNilSnapshots(t *testing.T) {
 	for _, s := range []Snapshot{{}, {Tree: cct.New(), Metric: "calls"}, {Tree: testSnapshot().Tree, Self: []float64{1}}} {
-		m := New(newFake(s), Options{Width: 60, Height: 12})
+		m := newPlain(newFake(s), Options{Width: 60, Height: 12})
 		send(m, keys("e", "down", "f", "F", "i", "t", "T", "s", "n", "c", "end", "left", "right", "space", "I", "v", "e", "f", "I")...)
 		checkScreen(t, screen(m), 60, 12)
 	}
@@ -513,7 +513,7 @@ func TestEmptyAndNilSnapshots(t *testing.T) {
 // press undoes the first. In a prompt they are text.
 func TestInlineAndNamesKeys(t *testing.T) {
 	src := newFake(testSnapshot())
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	send(m, press("I"))
 	if !m.physical || !m.viewInfo().physical || !strings.Contains(screen(m), "view top-down, physical frames") {
 		t.Errorf("I: physical %v\n%s", m.physical, screen(m))
@@ -582,7 +582,7 @@ func TestFormats(t *testing.T) {
 }
 
 func TestSplitCarriesFolds(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{})
+	m := newPlain(newFake(testSnapshot()), Options{})
 	send(m, keys("e", "down", "down", "down")...) // main.main > run > compute > hashBlock
 	merged := visible(m)
 	cur := m.tree.cursorPathNames()
@@ -610,7 +610,7 @@ func TestControlCharactersInNames(t *testing.T) {
 	tr.Add([]cct.Frame{{Func: f}}, 1, cct.Metrics{Samples: 1, Time: 1})
 	s := snapshotOf(tr)
 	s.Header.Target = "pid 1 (bad\x1b]0;x\x07)"
-	m := New(newFake(s), Options{NoColor: true})
+	m := newPlain(newFake(s), Options{NoColor: true})
 	v := m.View().Content
 	if strings.Contains(v, "\x1b[2J") || strings.Contains(v, "\x1b]0") || strings.Contains(v, "\x07") {
 		t.Errorf("control sequences from names reach the terminal: %q", v)

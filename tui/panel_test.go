@@ -211,7 +211,7 @@ func TestPanelColors(t *testing.T) {
 	if !hasColor(p.View()) {
 		t.Error("the default panel has no color")
 	}
-	m := New(newFake(testSnapshot()), Options{NoColor: true})
+	m := newPlain(newFake(testSnapshot()), Options{NoColor: true})
 	send(m, press("C"))
 	if hasColor(m.View().Content) {
 		t.Error("NoColor panel has colors")
@@ -221,7 +221,7 @@ func TestPanelColors(t *testing.T) {
 // TestPanelToggle: C opens the panel below the tree on 80 columns and beside it on
 // 160; C again gives the tree its space back.
 func TestPanelToggle(t *testing.T) {
-	m := New(newFake(testSnapshot()), Options{Width: 80, Height: 24})
+	m := newPlain(newFake(testSnapshot()), Options{Width: 80, Height: 24})
 	closed := m.layout()
 	body := m.tree.bodyHeight()
 	send(m, press("C"))
@@ -240,7 +240,7 @@ func TestPanelToggle(t *testing.T) {
 		t.Errorf("closing the panel: %+v", m.layout())
 	}
 
-	m = New(newFake(testSnapshot()), Options{Width: 160, Height: 50})
+	m = newPlain(newFake(testSnapshot()), Options{Width: 160, Height: 50})
 	closed = m.layout()
 	send(m, press("C"))
 	l = m.layout()
@@ -263,7 +263,7 @@ func TestPanelToggle(t *testing.T) {
 	// Without counters the panel below is one line.
 	s := testSnapshot()
 	s.Counters = nil
-	m = New(newFake(s), Options{Width: 80, Height: 24})
+	m = newPlain(newFake(s), Options{Width: 80, Height: 24})
 	send(m, press("C"))
 	if l := m.layout(); l.panel != 1 || !strings.Contains(screen(m), "no counters in this profile") {
 		t.Errorf("nil counters: %+v\n%s", l, screen(m))
@@ -282,11 +282,11 @@ func TestPanelAtEverySize(t *testing.T) {
 	noCounters := testSnapshot()
 	noCounters.Counters = nil
 	for _, s := range []Snapshot{testSnapshot(), many, empty, noCounters} {
-		resized := New(newFake(s), Options{})
+		resized := newPlain(newFake(s), Options{})
 		send(resized, keys("e", "C")...)
 		for w := 0; w <= 50; w++ {
 			for h := 0; h <= 15; h++ {
-				m := New(newFake(s), Options{Width: w, Height: h}) // 0 is the default size
+				m := newPlain(newFake(s), Options{Width: w, Height: h}) // 0 is the default size
 				send(m, tea.WindowSizeMsg{Width: w, Height: h})
 				send(m, keys("e", "C")...)
 				checkLines(t, screen(m), w, h)
@@ -330,7 +330,7 @@ func checkLines(t *testing.T, s string, w, h int) {
 func TestPanelCostsTheWindow(t *testing.T) {
 	s := bigSnapshot(10, 4)
 	s.Counters = testCounters()
-	m := New(newFake(s), Options{Width: 80, Height: 24})
+	m := newPlain(newFake(s), Options{Width: 80, Height: 24})
 	expandAll(m, 5000)
 	send(m, press("C"))
 	body := m.tree.bodyHeight()
@@ -343,7 +343,7 @@ func TestPanelCostsTheWindow(t *testing.T) {
 
 func TestMouseWithPanel(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {160, 50}, {40, 10}} {
-		m := New(newFake(bigSnapshot(10, 3)), Options{Width: sz[0], Height: sz[1]})
+		m := newPlain(newFake(bigSnapshot(10, 3)), Options{Width: sz[0], Height: sz[1]})
 		expandAll(m, 500)
 		send(m, press("C"))
 		// A click on the last tree row moves the cursor there.
@@ -369,7 +369,7 @@ func TestMouseWithPanel(t *testing.T) {
 // TestSetThread: the thread filter tells the Source which thread to weigh.
 func TestSetThread(t *testing.T) {
 	src := newFake(testSnapshot())
-	m := New(src, Options{})
+	m := newPlain(src, Options{})
 	send(m, keys("T", "T", "T")...)
 	want := []Action{{Kind: SetThread, Value: 1}, {Kind: SetThread, Value: 7}, {Kind: SetThread, Value: 0}}
 	if got := src.done(); !slices.Equal(got, want) {
@@ -393,7 +393,7 @@ func TestWeighingThread(t *testing.T) {
 		return weighed(tid)
 	}
 	src := newFake(s)
-	m := New(src, Options{Width: 80, Height: 24})
+	m := newPlain(src, Options{Width: 80, Height: 24})
 	send(m, keys("T", "T")...) // thread 7
 	scr := screen(m)
 	if !strings.Contains(scr, "weighing thread 7…") {
@@ -438,12 +438,12 @@ func TestWeighingThread(t *testing.T) {
 	// A source with no weights for a thread at all: no panic, rows at zero.
 	s = testSnapshot()
 	s.ThreadSelf = func(uint32) []float64 { return nil }
-	m = New(newFake(s), Options{Width: 40, Height: 10})
+	m = newPlain(newFake(s), Options{Width: 40, Height: 10})
 	send(m, keys("T", "e", "i", "e", "t", "s", "/", "m", "enter", "n", "C")...)
 	checkScreen(t, screen(m), 40, 10)
 	// A snapshot without a tree while filtering.
 	src = newFake(s)
-	m = New(src, Options{})
+	m = newPlain(src, Options{})
 	send(m, press("T"))
 	src.set(Snapshot{Seq: 9, ThreadSelf: s.ThreadSelf})
 	send(m, tickMsg{})
@@ -476,7 +476,7 @@ func TestSidePanelAligned(t *testing.T) {
 		for _, steps := range [][]tea.Msg{nil, keys("e"), keys("s", "e"), keys("i", "e"), keys("t"),
 			append(keys("e", "/"), typed("mem")...), keys("T", "T", "e"), keys("e", "end")} {
 			for _, sz := range [][2]int{{150, 30}, {163, 12}, {240, 20}} {
-				m := New(newFake(s), Options{Width: sz[0], Height: sz[1]})
+				m := newPlain(newFake(s), Options{Width: sz[0], Height: sz[1]})
 				send(m, keys("C")...)
 				send(m, steps...)
 				l := m.layout()

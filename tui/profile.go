@@ -24,6 +24,11 @@ type structure struct {
 	fulls    []string // names fit for a terminal (see printable)
 	shorts   []string // short names fit for a terminal
 	files    []string
+	// noCalls marks, by FuncID, the frames whose call count means nothing: kernel
+	// frames (what a clock sample interrupts there was not called by the target),
+	// [truncated] and [cctop probes].
+	noCalls []bool
+	probes  cct.FuncID // the [cctop probes] frame, noFunc if the profile has none
 
 	byName map[string]cct.FuncID // full name to function, built on first use (see display)
 }
@@ -59,12 +64,25 @@ func newStructure(t *cct.Tree) *structure {
 	}
 	nf := t.NumFuncs()
 	s.names, s.fulls, s.shorts, s.files = make([]string, nf), make([]string, nf), make([]string, nf), make([]string, nf)
+	s.noCalls, s.probes = make([]bool, nf), noFunc
 	for i := range nf {
 		f := t.Func(cct.FuncID(i))
 		s.names[i], s.fulls[i], s.shorts[i], s.files[i] = f.Name, printable(f.Name), printable(f.Short), f.File
+		s.noCalls[i] = f.Module == kernelModule || f.Name == truncatedName || f.Name == cct.ProbesName
+		if f.Name == cct.ProbesName && s.probes == noFunc {
+			s.probes = cct.FuncID(i)
+		}
 	}
 	return s
 }
+
+// The names of frames that are not the target's functions: the kernel's module as the
+// symbol layer and pprof files name it, and the frame above stacks cut short.
+const (
+	noFunc        = ^cct.FuncID(0)
+	kernelModule  = "[kernel.kallsyms]"
+	truncatedName = "[truncated]"
+)
 
 // printable replaces control characters: a symbol name comes from the target's binary,
 // and an escape sequence or newline in it must not reach the terminal or break a row.

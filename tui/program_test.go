@@ -32,7 +32,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestProgram(t *testing.T) {
 	src := newFake(testSnapshot())
 	src.msgs = make(chan tea.Msg, 4)
-	m := New(src, Options{Refresh: 5 * time.Millisecond, NoColor: true})
+	m := newPlain(src, Options{Refresh: 5 * time.Millisecond, NoColor: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	contains := func(s string) func([]byte) bool {
 		return func(b []byte) bool { return bytes.Contains(b, []byte(s)) }

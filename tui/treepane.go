@@ -20,12 +20,29 @@ type viewState struct {
 	cursor []foldKey   // where the cursor was when the mode was left
 }
 
-// row is one visible line of the tree pane.
+// row is one visible line of the tree pane: one frame, or a chain of frames (chain.go).
 type row struct {
-	g     *group
+	g     *group   // the row's frame; of a chain, its last frame, whose children follow
+	links []*group // a chain's frames, first to last; nil for a row of one frame
 	pfold *foldNode // fold state of the parent row; never nil, so opening needs no walk
 	depth int32
 	open  bool
+}
+
+// head is the row's first frame: the one its parent row called.
+func (r *row) head() *group {
+	if r.links != nil {
+		return r.links[0]
+	}
+	return r.g
+}
+
+// frames is the row's frames, first to last.
+func (r *row) frames() []*group {
+	if r.links != nil {
+		return r.links
+	}
+	return []*group{r.g}
 }
 
 // treePane is the calling context tree as a list of visible rows. The rows are built
@@ -59,11 +76,21 @@ type treePane struct {
 	// toggle is predictable, and keeps a split row's call site on screen.
 	fullNames bool
 
+	// chains draws runs of only children as one row (chain.go); z turns it off.
+	chains bool
+	// showProbes ranks the [cctop probes] frame in the flat view; by default it is
+	// left out: it is the profiler's cost, and the header states it.
+	showProbes bool
+	// follow keeps the top-down view on the hot path: every new profile opens it
+	// afresh, until the user moves the cursor or folds something.
+	follow     bool
+	followPath []foldKey // the hot path last opened, to keep near-ties steady
+
 	rowRenders int // rows drawn since creation: tests check frames cost the window, not the tree
 }
 
 func newTreePane(st *Styles) *treePane {
-	return &treePane{st: st, states: map[mode]*viewState{}}
+	return &treePane{st: st, states: map[mode]*viewState{}, chains: true, follow: true}
 }
 
 func (t *treePane) state() *viewState {
@@ -95,7 +122,9 @@ func (t *treePane) setProfile(p *profile) bool {
 	abs, line := t.cursorPath(), t.cursor-t.offset
 	t.prof = p
 	ok := t.rebuild()
-	t.restoreCursor(abs, line)
+	if !t.follow || t.mode.kind != topDown || !t.openHot() {
+		t.restoreCursor(abs, line)
+	}
 	t.search.update(p)
 	return ok
 }
@@ -126,7 +155,7 @@ func (t *treePane) setSplit(split bool) {
 	s.fold, s.focus, s.stack = &foldNode{open: true}, nil, nil
 	t.forest = nil
 	if t.prof != nil {
-		t.forest = newForest(t.prof, t.mode.kind, split)
+		t.forest = t.newForest(split)
 		if split {
 			t.seedSplit(nil, old.fold, s.fold)
 		} else {
@@ -184,11 +213,18 @@ func namesOnly(path []foldKey) []foldKey {
 	return out
 }
 
+// newForest is a forest of the profile in the current view kind.
+func (t *treePane) newForest(split bool) *forest {
+	f := newForest(t.prof, t.mode.kind, split)
+	f.rankProbes = t.showProbes
+	return f
+}
+
 // rebuild makes a fresh forest for the profile and mode and flattens it.
 func (t *treePane) rebuild() bool {
 	t.forest = nil
 	if t.prof != nil {
-		t.forest = newForest(t.prof, t.mode.kind, t.mode.split)
+		t.forest = t.newForest(t.mode.split)
 	}
 	ok := t.resolveFocus()
 	t.flatten()
@@ -263,17 +299,37 @@ func (t *treePane) flatten() {
 	}
 }
 
-// appendRows appends g and, if it is open, its visible descendants.
+// appendRows appends the row that starts at g (a chain, or g alone) and, if it is
+// open, its visible descendants.
 func (t *treePane) appendRows(rows []row, g *group, pfold *foldNode, depth int32) []row {
-	fold := pfold.child(t.forest.key(g))
-	open := fold != nil && fold.open && g.hasKids()
-	rows = append(rows, row{g: g, pfold: pfold, depth: depth, open: open})
+	links, fold := t.chainFrom(g, pfold)
+	last := g
+	if links != nil {
+		last = links[len(links)-1]
+	}
+	open := fold != nil && fold.open && last.hasKids()
+	rows = append(rows, row{g: last, links: links, pfold: pfold, depth: depth, open: open})
 	if open {
-		for _, c := range t.forest.children(g) {
+		for _, c := range t.forest.children(last) {
 			rows = t.appendRows(rows, c, fold, depth+1)
 		}
 	}
 	return rows
+}
+
+// rowFold is the fold state of row r's frame (a chain's last), created along the
+// chain when missing. Opening a chain opens its inner frames too, so that with chains
+// off (z) the same context is open.
+func (t *treePane) rowFold(r *row) *foldNode {
+	n := r.pfold
+	fs := r.frames()
+	for i, g := range fs {
+		n = n.ensure(t.forest.key(g))
+		if i < len(fs)-1 {
+			n.open = true
+		}
+	}
+	return n
 }
 
 // open expands row i in place: its descendants are spliced in after it.
@@ -282,7 +338,7 @@ func (t *treePane) open(i int) {
 	if r.open || !r.g.hasKids() {
 		return
 	}
-	fold := r.pfold.ensure(t.forest.key(r.g))
+	fold := t.rowFold(r)
 	fold.open, r.open = true, true
 	var sub []row
 	for _, c := range t.forest.children(r.g) {
@@ -301,7 +357,7 @@ func (t *treePane) close(i int) {
 	if !r.open {
 		return
 	}
-	r.pfold.ensure(t.forest.key(r.g)).open = false
+	t.rowFold(r).open = false
 	r.open = false
 	end := t.subtreeEnd(i)
 	t.rows = slices.Delete(t.rows, i+1, end)
@@ -349,9 +405,16 @@ func (t *treePane) chain(i int) []*group {
 	if i < 0 || i >= len(t.rows) {
 		return nil
 	}
-	out := make([]*group, t.rows[i].depth+1)
+	var rows [][]*group
+	n := 0
 	for j := i; j >= 0; j = t.parentRow(j) {
-		out[t.rows[j].depth] = t.rows[j].g
+		fs := t.rows[j].frames()
+		rows = append(rows, fs)
+		n += len(fs)
+	}
+	out := make([]*group, 0, n)
+	for k := len(rows) - 1; k >= 0; k-- {
+		out = append(out, rows[k]...)
 	}
 	return out
 }
@@ -385,16 +448,19 @@ func (t *treePane) restoreCursor(abs []foldKey, line int) {
 // on the way there; 0 if not even the first step is visible.
 func (t *treePane) findRow(rel []foldKey) int { return t.findRowBy(rel, false) }
 
-// findRowBy is findRow matching keys exactly or by name alone.
+// findRowBy is findRow matching keys exactly or by name alone. A chain row takes as
+// many steps of rel as its frames match; a path that ends inside a chain, or leaves it
+// for a sibling the chain hides, finds the chain's row.
 func (t *treePane) findRowBy(rel []foldKey, byName bool) int {
-	found, start, end := 0, 0, len(t.rows)
-	for depth, k := range rel {
+	same := func(g *group, k foldKey) bool {
+		rk := t.forest.key(g)
+		return rk == k || byName && rk.name == k.name
+	}
+	found, start, end, depth := 0, 0, len(t.rows), int32(0)
+	for pos := 0; pos < len(rel); {
 		hit := -1
 		for j := start; j < end; j++ {
-			if int(t.rows[j].depth) != depth {
-				continue
-			}
-			if rk := t.forest.key(t.rows[j].g); rk == k || byName && rk.name == k.name {
+			if t.rows[j].depth == depth && same(t.rows[j].head(), rel[pos]) {
 				hit = j
 				break
 			}
@@ -402,7 +468,17 @@ func (t *treePane) findRowBy(rel []foldKey, byName bool) int {
 		if hit < 0 {
 			break
 		}
-		found, start, end = hit, hit+1, t.subtreeEnd(hit)
+		found = hit
+		fs := t.rows[hit].frames()
+		k := 1
+		for k < len(fs) && pos+k < len(rel) && same(fs[k], rel[pos+k]) {
+			k++
+		}
+		if k < len(fs) {
+			break // the path ends in the chain or leaves it
+		}
+		pos += k
+		start, end, depth = hit+1, t.subtreeEnd(hit), depth+1
 	}
 	return found
 }
@@ -467,7 +543,9 @@ func (t *treePane) expandOrChild() {
 }
 
 // expandHot opens the heaviest path below the cursor: each row's first child is its
-// heaviest, so the path is row, row+1, ... as long as each row has children.
+// heaviest, so the path is row, row+1, ... as long as each row has children. It goes
+// down to a leaf, past the hottest self frame where the first screen stops (hotPath):
+// asked for, the whole path is shown.
 func (t *treePane) expandHot() {
 	for i := t.cursor; i < len(t.rows) && t.rows[i].g.hasKids(); i++ {
 		t.open(i)
@@ -475,6 +553,23 @@ func (t *treePane) expandHot() {
 			return
 		}
 	}
+}
+
+// setChains shows runs of only children as one row, or a row per frame, keeping the
+// cursor on its context (on a chain's row when it was inside one).
+func (t *treePane) setChains(on bool) {
+	abs, line := t.cursorPath(), t.cursor-t.offset
+	if !on {
+		// Each chain's frames become rows down to its last, which keeps its own fold.
+		for i := range t.rows {
+			if t.rows[i].links != nil {
+				t.rowFold(&t.rows[i])
+			}
+		}
+	}
+	t.chains = on
+	t.flatten()
+	t.restoreCursor(abs, line)
 }
 
 // collapseAll closes everything (a focused row stays open: it is the view).
@@ -537,36 +632,25 @@ func (t *treePane) focusNames() []string {
 }
 
 // reveal opens the ancestors of path (groups from a top row down) and puts the cursor on
-// its last group.
+// its last group. A group inside a chain ends the chain above it, so it heads a row.
 func (t *treePane) reveal(path []*group) {
 	if len(path) == 0 {
 		return
 	}
-	i := -1
-	for j := range t.rows {
-		if t.rows[j].depth == 0 && t.rows[j].g == path[0] {
-			i = j
-			break
+	n := t.state().fold.walk(t.base())
+	keys := make([]foldKey, len(path))
+	for i, g := range path {
+		keys[i] = t.forest.key(g)
+		if i < len(path)-1 {
+			n = n.ensure(keys[i])
+			n.open = true
 		}
 	}
-	if i < 0 {
-		return
+	if len(path) > 1 {
+		n.unchain = true
 	}
-	for _, g := range path[1:] {
-		t.open(i)
-		next := -1
-		for j, end := i+1, t.subtreeEnd(i); j < end; j++ {
-			if t.rows[j].depth == t.rows[i].depth+1 && t.rows[j].g == g {
-				next = j
-				break
-			}
-		}
-		if next < 0 {
-			break
-		}
-		i = next
-	}
-	t.moveTo(i)
+	t.flatten()
+	t.moveTo(t.findRow(keys))
 	// Show the match a third of the way down rather than on the last line.
 	if h := t.bodyHeight(); t.cursor == t.offset+h-1 && h > 3 {
 		t.offset = t.cursor - h/3

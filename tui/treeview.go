@@ -2,6 +2,7 @@ package tui
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,6 @@ type columns struct {
 const (
 	minWidthMetric = 36
 	minWidthAll    = 60
-	indentStep     = 2
 )
 
 func (t *treePane) columns() columns {
@@ -103,7 +103,16 @@ func (t *treePane) renderRow(i int, c columns) string {
 	st := t.st
 	cursor := i == t.cursor
 
-	total, selfW, grand := g.total, g.self, p.grand
+	// A chain row's figures are its first frame's (the chain holds nearly all of it),
+	// its self the time of all its frames.
+	head := r.head()
+	total, selfW, cmpTotal, grand := head.total, g.self, head.cmpTotal, p.grand
+	if r.links != nil {
+		selfW = 0
+		for _, l := range r.links {
+			selfW += l.self
+		}
+	}
 	if p.pending {
 		total, selfW = 0, 0
 	}
@@ -120,12 +129,15 @@ func (t *treePane) renderRow(i int, c columns) string {
 		self = padLeft(self, pctWidth)
 	}
 	if c.metric {
-		met = padLeft(formatMetric(p.metric, total), metricWidth)
+		if p.metric != "calls" || !p.noCalls[g.fn] {
+			met = formatMetric(p.metric, total)
+		}
+		met = padLeft(met, metricWidth)
 	}
 	var d float64
 	if c.delta {
 		if p.cmpSelf != nil {
-			d = totalPct - share(g.cmpTotal, p.cmpGrand)
+			d = totalPct - share(cmpTotal, p.cmpGrand)
 			delta = formatDelta(d)
 		}
 		delta = padLeft(delta, deltaWidth)
@@ -133,8 +145,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 
 	// The name cell: indentation (capped so deep rows keep a readable name), the fold
 	// glyph, the name, the inline marker and the call site, cut to what fits.
-	indent := int(r.depth) * indentStep
-	indent = min(indent, max(0, c.nameW-16))
+	indent := indentWidth(int(r.depth), c.nameW)
 	glyph := "  "
 	switch {
 	case r.open:
@@ -142,10 +153,11 @@ func (t *treePane) renderRow(i int, c columns) string {
 	case g.hasKids():
 		glyph = "▸ "
 	}
-	name := p.shorts[g.fn]
+	names := p.shorts
 	if t.fullNames {
-		name = p.fulls[g.fn]
+		names = p.fulls
 	}
+	name := names[g.fn]
 	var marker, site string
 	if g.inlined {
 		marker = " [inl]"
@@ -164,6 +176,9 @@ func (t *treePane) renderRow(i int, c columns) string {
 	}
 	indentS := cut(strings.Repeat(" ", indent))
 	glyphS := cut(glyph)
+	if r.links != nil && room > 0 {
+		name = chainText(names[head.fn], name, len(r.links), room)
+	}
 	nameS := cut(name)
 	markerS := cut(marker)
 	siteS := cut(site)
@@ -215,7 +230,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 	}
 	if nameS != "" {
 		ns := st.Name
-		if t.search.matches(g) {
+		if slices.ContainsFunc(r.frames(), t.search.matches) {
 			ns = st.Match
 		}
 		b.WriteString(ns.Render(nameS))

@@ -1,0 +1,253 @@
+package tui
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cctop/cctop/cct"
+)
+
+// demoFuncs are the functions of a profile shaped like `cctop demo`: a Go program whose
+// hot leaf is reached through nine frames of only children and two callers, with the
+// probes that count its calls.
+var demoFuncs = map[string]cct.Func{}
+
+// demoPath is the chain from the thread's entry to the branch, outermost first.
+var demoPath = []string{
+	"runtime.goexit", "runtime.main", "main.main", "main.run", "main.cmdWorkload",
+	"workload.Run", "workload.run", "workload.runDensity", "workload.densityRounds",
+}
+
+func init() {
+	for _, n := range append(slices.Clone(demoPath), "workload.densityPhaseD", "workload.densityPhaseC",
+		"workload.densityLeaf", "runtime.mcall", "runtime.park_m", "runtime.gcBgMarkWorker") {
+		demoFuncs[n] = cct.Func{Name: "github.com/cctop/cctop/" + n, Short: n, Module: "/usr/bin/cctop"}
+	}
+	demoFuncs[cct.ProbesName] = cct.Func{Name: cct.ProbesName, Module: kernelModule}
+	demoFuncs["do_syscall_64"] = cct.Func{Name: "do_syscall_64", Module: kernelModule}
+	demoFuncs["[truncated]"] = cct.Func{Name: "[truncated]"}
+}
+
+// demoStack is a stack leaf first: leaf, then the phase, then demoPath from the inside.
+func demoStack(leaf ...string) []string {
+	st := slices.Clone(leaf)
+	for i := len(demoPath) - 1; i >= 0; i-- {
+		st = append(st, demoPath[i])
+	}
+	return st
+}
+
+// demoSamples weighs phase D at twice phase C (it passes twice the input), as the demo.
+func demoSamples(d, c int64) []sample {
+	return []sample{
+		{demoStack("workload.densityLeaf", "workload.densityPhaseD"), 1, d, d / 2, 0},
+		{demoStack("workload.densityLeaf", "workload.densityPhaseC"), 2, c, c, 0},
+		{demoStack(cct.ProbesName, "workload.densityLeaf", "workload.densityPhaseD"), 1, 7, 7, 0},
+		{demoStack(cct.ProbesName, "workload.densityLeaf", "workload.densityPhaseC"), 2, 3, 3, 0},
+		{[]string{"runtime.park_m", "runtime.mcall"}, 3, 1, 1, 0},
+		{[]string{"do_syscall_64", "runtime.gcBgMarkWorker", "runtime.goexit"}, 3, 2, 2, 0},
+		{[]string{"[truncated]"}, 3, 1, 1, 0},
+	}
+}
+
+func demoSnapshot(d, c int64) Snapshot {
+	s := demoSamples(d, c)
+	return buildTreeOf(demoFuncs, s, inOrder(len(s)))
+}
+
+// wholeName says whether name is on the screen uncut: not followed by "…".
+func wholeName(scr, name string) bool {
+	return regexp.MustCompile(regexp.QuoteMeta(name) + `($|[^…\w])`).MatchString(scr)
+}
+
+// With no key pressed, the first screen is the hot path: the chain to the branch as one
+// row, both callers of the hot leaf, and the cursor on the leaf.
+func TestFirstScreenOpensHotPath(t *testing.T) {
+	m := New(newFake(demoSnapshot(660, 330)), Options{Width: 80, Height: 24})
+	scr := screen(m)
+	for _, name := range []string{"runtime.goexit › … › workload.densityRounds (9)", "workload.densityPhaseD",
+		"workload.densityLeaf", "workload.densityPhaseC"} {
+		if !wholeName(scr, name) {
+			t.Errorf("%q is not on the first screen uncut:\n%s", name, scr)
+		}
+	}
+	want := append(slices.Clone(demoPath), "workload.densityPhaseD", "workload.densityLeaf")
+	if got := shortPath(m); !slices.Equal(got, want) {
+		t.Errorf("cursor on %q, want the hot leaf", got)
+	}
+	// The leaf holds its time itself: its probes stay folded away below it.
+	if strings.Contains(scr, cct.ProbesName) {
+		t.Errorf("the first screen opened the leaf:\n%s", scr)
+	}
+	if n := strings.Count(scr, "runtime.main"); n != 0 {
+		t.Errorf("a frame inside the chain has a row of its own:\n%s", scr)
+	}
+}
+
+// shortPath is the cursor's context by short name.
+func shortPath(m *Model) []string {
+	var out []string
+	for _, g := range m.tree.chain(m.tree.cursor) {
+		out = append(out, m.tree.prof.shorts[g.fn])
+	}
+	return out
+}
+
+// The first screen follows the hot path across refreshes until a key moves the
+// cursor; near ties keep their earlier choice.
+func TestFollowHotPathUntilMoved(t *testing.T) {
+	src := newFake(demoSnapshot(660, 330))
+	m := New(src, Options{Width: 80, Height: 24})
+	update := func(d, c int64) {
+		s := demoSnapshot(d, c)
+		s.Seq = src.Snapshot().Seq + 1
+		src.set(s)
+		send(m, tickMsg{})
+	}
+	leafUnder := func() string {
+		p := shortPath(m)
+		if len(p) < 2 || p[len(p)-1] != "workload.densityLeaf" {
+			return ""
+		}
+		return p[len(p)-2]
+	}
+	update(330, 660)
+	if got := leafUnder(); got != "workload.densityPhaseC" {
+		t.Errorf("after phase C became the hot one the cursor is under %q", got)
+	}
+	update(630, 660) // within 10%: no flip
+	if got := leafUnder(); got != "workload.densityPhaseC" {
+		t.Errorf("a near tie moved the cursor to %q", got)
+	}
+	send(m, press("up"))
+	at := shortPath(m)
+	update(990, 10)
+	if got := shortPath(m); !slices.Equal(got, at) {
+		t.Errorf("after a key the refresh moved the cursor from %q to %q", at, got)
+	}
+}
+
+// A chain row opens and closes with the fold key, z shows its frames one per row and
+// back, and the cursor keeps its context through both.
+func TestChainRows(t *testing.T) {
+	m := New(newFake(demoSnapshot(660, 330)), Options{Width: 120, Height: 40})
+	send(m, keys("c")...)
+	if len(m.tree.rows) == 0 || m.tree.rows[0].links == nil || len(m.tree.rows[0].links) != len(demoPath) {
+		t.Fatalf("the first row is not the chain of %d frames:\n%s", len(demoPath), screen(m))
+	}
+	send(m, keys("enter")...)
+	scr := screen(m)
+	if !strings.Contains(scr, "▾ runtime.goexit › … › workload.densityRounds (9)") || !wholeName(scr, "workload.densityPhaseC") {
+		t.Fatalf("enter did not open the chain row:\n%s", scr)
+	}
+	send(m, keys("down")...)
+	before := shortPath(m)
+	send(m, keys("z")...)
+	scr = screen(m)
+	for _, name := range demoPath {
+		if !regexp.MustCompile(`[▾▸ ] ` + regexp.QuoteMeta(name) + `\s*$`).MatchString(scr) &&
+			!strings.Contains(scr, " "+name+"\n") {
+			t.Errorf("chains off: %s has no row:\n%s", name, scr)
+		}
+	}
+	if got := shortPath(m); !slices.Equal(got, before) {
+		t.Errorf("chains off moved the cursor from %q to %q", before, got)
+	}
+	send(m, keys("z")...)
+	if got := shortPath(m); !slices.Equal(got, before) {
+		t.Errorf("chains on again moved the cursor to %q", got)
+	}
+	// Closing the chain row hides its children; the row stays one chain.
+	send(m, keys("home", "enter")...)
+	if scr := screen(m); strings.Contains(scr, "densityPhaseD") || !strings.Contains(scr, "▸ runtime.goexit › … ›") {
+		t.Errorf("enter did not close the chain row:\n%s", scr)
+	}
+}
+
+// A search match inside a chain heads a row of its own, with the cursor on it.
+func TestSearchInsideChain(t *testing.T) {
+	m := New(newFake(demoSnapshot(660, 330)), Options{Width: 120, Height: 40})
+	send(m, keys("c", "/")...)
+	send(m, typed("cmdWorkload")...)
+	send(m, keys("enter")...)
+	r := m.tree.rows[m.tree.cursor]
+	if got := m.tree.prof.shorts[r.head().fn]; got != "main.cmdWorkload" {
+		t.Fatalf("the cursor row starts at %s:\n%s", got, screen(m))
+	}
+	if got := shortPath(m); !slices.Contains(got, "main.cmdWorkload") {
+		t.Errorf("cursor path %q", got)
+	}
+}
+
+// Indentation stays within two fifths of the name column, so that a name 30 frames
+// deep keeps most of an 80-column row.
+func TestCompactIndent(t *testing.T) {
+	for _, tc := range []struct{ depth, nameW, want int }{
+		{0, 50, 0}, {1, 50, 2}, {6, 50, 12}, {7, 50, 13}, {14, 50, 20}, {30, 50, 20}, {30, 12, 4},
+	} {
+		if got := indentWidth(tc.depth, tc.nameW); got != tc.want {
+			t.Errorf("indentWidth(%d, %d) = %d, want %d", tc.depth, tc.nameW, got, tc.want)
+		}
+	}
+	// 31 frames with a sibling at every level, so that no chain forms.
+	var samples []sample
+	var stack []string
+	funcs := map[string]cct.Func{}
+	for d := range 31 {
+		name := "deep.frame" + strings.Repeat("x", 2) + string(rune('A'+d%26)) + string(rune('a'+d/26))
+		side := "side.branch" + string(rune('A'+d%26)) + string(rune('a'+d/26))
+		funcs[name], funcs[side] = cct.Func{Name: name}, cct.Func{Name: side}
+		stack = append([]string{name}, stack...)
+		samples = append(samples, sample{append([]string{side}, stack...), 1, 10, 10, 0})
+		if d == 30 {
+			samples = append(samples, sample{slices.Clone(stack), 1, 1000, 1000, 0})
+		}
+	}
+	m := New(newFake(buildTreeOf(funcs, samples, inOrder(len(samples)))), Options{Width: 80, Height: 24})
+	leaf := stack[0]
+	if got := m.tree.prof.names[m.tree.rows[m.tree.cursor].g.fn]; got != leaf {
+		t.Fatalf("the first screen is on %s, want the leaf %s", got, leaf)
+	}
+	if scr := screen(m); !wholeName(scr, leaf) {
+		t.Errorf("the name 31 frames deep is cut at 80 columns:\n%s", scr)
+	}
+}
+
+// [cctop probes] is left out of the flat ranking until P, and rows of frames with no
+// calls of their own show no calls.
+func TestProbesAndNoCalls(t *testing.T) {
+	s := demoSnapshot(660, 330)
+	s.Metric = "calls"
+	m := New(newFake(s), Options{Width: 80, Height: 24})
+	send(m, keys("t")...)
+	if scr := screen(m); strings.Contains(scr, cct.ProbesName) {
+		t.Errorf("the flat view ranks %s:\n%s", cct.ProbesName, scr)
+	}
+	send(m, keys("P")...)
+	scr := screen(m)
+	if !strings.Contains(scr, cct.ProbesName) {
+		t.Fatalf("P did not rank %s:\n%s", cct.ProbesName, scr)
+	}
+	callsOf := func(scr, name string) string {
+		for _, l := range strings.Split(scr, "\n") {
+			if strings.HasSuffix(strings.TrimRight(l, " "), name) {
+				return strings.TrimSpace(l[14:22]) // the metric column
+			}
+		}
+		return "no row"
+	}
+	for _, name := range []string{cct.ProbesName, "do_syscall_64", "[truncated]"} {
+		if got := callsOf(scr, name); got != "" {
+			t.Errorf("%s shows calls %q", name, got)
+		}
+	}
+	if got := callsOf(scr, "workload.densityLeaf"); got == "" || got == "no row" {
+		t.Errorf("densityLeaf shows calls %q", got)
+	}
+	send(m, keys("P")...)
+	if _, ok := rowsByName(m)[cct.ProbesName]; ok {
+		t.Errorf("P again still ranks %s", cct.ProbesName)
+	}
+}

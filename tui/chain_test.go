@@ -147,7 +147,7 @@ func TestChainRows(t *testing.T) {
 	send(m, keys("z")...)
 	scr = screen(m)
 	for _, name := range demoPath {
-		if !regexp.MustCompile(`[▾▸ ] ` + regexp.QuoteMeta(name) + `\s*$`).MatchString(scr) &&
+		if !regexp.MustCompile(`[▾▸ ] `+regexp.QuoteMeta(name)+`\s*$`).MatchString(scr) &&
 			!strings.Contains(scr, " "+name+"\n") {
 			t.Errorf("chains off: %s has no row:\n%s", name, scr)
 		}

@@ -22,8 +22,8 @@ type viewState struct {
 
 // row is one visible line of the tree pane: one frame, or a chain of frames (chain.go).
 type row struct {
-	g     *group   // the row's frame; of a chain, its last frame, whose children follow
-	links []*group // a chain's frames, first to last; nil for a row of one frame
+	g     *group    // the row's frame; of a chain, its last frame, whose children follow
+	links []*group  // a chain's frames, first to last; nil for a row of one frame
 	pfold *foldNode // fold state of the parent row; never nil, so opening needs no walk
 	depth int32
 	open  bool

@@ -96,35 +96,61 @@ func indentWidth(depth, nameW int) int {
 	return max(0, min(w, nameW*2/5))
 }
 
+// The first screen's path (hotPath) goes on into the heaviest child while that child
+// holds at least branchShare of its parent's time (hysteresis: the child chosen last
+// time needs keepShare, and a sibling must outweigh it by 1/stickShare to take its
+// place), so that two callers near a tie do not swap the open path at every refresh.
+// Where it stops at a branch, the branches holding openShare of it are opened a level.
+const (
+	branchShare = 0.5
+	keepShare   = 0.45
+	stickShare  = 0.95
+	openShare   = 0.25
+)
+
 // hotPath is the hottest path from the view's top rows: at each step the heaviest
-// child, down to the frame whose own time is more than any child's (the hottest self
-// frame on the path), or a leaf. prefer is the path chosen last time: a step keeps its
-// earlier choice while that holds at least 90% of the heaviest sibling's time, so that
-// two callers near a tie do not swap the open path at every refresh.
-func (t *treePane) hotPath(prefer []foldKey) []*group {
-	pick := func(gs []*group, depth int) *group {
-		if len(gs) == 0 {
-			return nil
-		}
-		best := gs[0]
+// child, down to where it branches (no child holds branchShare of the frame's time:
+// branch is then true), or to the frame whose own time is more than any child's (the
+// hottest self frame on the path), or a leaf. prefer is the path chosen last time.
+func (t *treePane) hotPath(prefer []foldKey) (path []*group, branch bool) {
+	earlier := func(gs []*group, depth int) *group {
 		if depth < len(prefer) {
 			for _, g := range gs {
-				if t.forest.key(g) == prefer[depth] && g.total >= 0.9*best.total && g.total > 0 {
+				if t.forest.key(g) == prefer[depth] {
 					return g
 				}
 			}
 		}
-		return best
-	}
-	g := pick(t.topGroups(), 0)
-	if g == nil || g.empty() {
 		return nil
 	}
-	path := []*group{g}
+	pick := func(gs []*group, depth int) (best *group, kept bool) {
+		best = gs[0]
+		if e := earlier(gs, depth); e != nil && e.total > 0 && e.total >= stickShare*best.total {
+			return e, true
+		}
+		return best, best == earlier(gs, depth)
+	}
+	tops := t.topGroups()
+	if len(tops) == 0 || tops[0].empty() {
+		return nil, false
+	}
+	g, _ := pick(tops, 0)
+	path = []*group{g}
 	for {
-		c := pick(t.forest.children(g), len(path))
-		if c == nil || g.self >= c.total {
-			return path
+		kids := t.forest.children(g)
+		if len(kids) == 0 {
+			return path, false
+		}
+		c, kept := pick(kids, len(path))
+		if g.self >= c.total {
+			return path, false
+		}
+		need := branchShare
+		if kept {
+			need = keepShare
+		}
+		if c.total < need*g.total {
+			return path, true
 		}
 		path = append(path, c)
 		g = c
@@ -133,12 +159,13 @@ func (t *treePane) hotPath(prefer []foldKey) []*group {
 
 // openHot opens the hot path of the current mode from a fresh fold state and puts the
 // cursor on its last frame: the first screen shows where the time goes without a key
-// pressed. It reports whether there was a path.
+// pressed. At a branch, the frame and its big branches are open too. It reports
+// whether there was a path.
 func (t *treePane) openHot() bool {
 	if t.forest == nil || t.mode.kind == flatView {
 		return false
 	}
-	path := t.hotPath(t.followPath)
+	path, branch := t.hotPath(t.followPath)
 	if path == nil {
 		return false
 	}
@@ -151,9 +178,16 @@ func (t *treePane) openHot() bool {
 	n := s.fold.walk(t.base())
 	for i, g := range path {
 		keys[i] = t.forest.key(g)
-		if i < len(path)-1 {
+		if i < len(path)-1 || branch {
 			n = n.ensure(keys[i])
 			n.open = true
+		}
+	}
+	if last := path[len(path)-1]; branch {
+		for _, c := range t.forest.children(last) {
+			if c.total >= openShare*last.total {
+				n.ensure(t.forest.key(c)).open = true
+			}
 		}
 	}
 	t.followPath = keys

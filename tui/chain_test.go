@@ -22,7 +22,7 @@ var demoPath = []string{
 
 func init() {
 	for _, n := range append(slices.Clone(demoPath), "workload.densityPhaseD", "workload.densityPhaseC",
-		"workload.densityLeaf", "runtime.mcall", "runtime.park_m", "runtime.gcBgMarkWorker") {
+		"workload.densityPhaseE", "workload.densityPhaseF", "workload.densityLeaf", "runtime.mcall", "runtime.park_m", "runtime.gcBgMarkWorker") {
 		demoFuncs[n] = cct.Func{Name: "github.com/cctop/cctop/" + n, Short: n, Module: "/usr/bin/cctop"}
 	}
 	demoFuncs[cct.ProbesName] = cct.Func{Name: cct.ProbesName, Module: kernelModule}
@@ -86,6 +86,25 @@ func TestFirstScreenOpensHotPath(t *testing.T) {
 	}
 }
 
+// Where no child holds half of the time, the first screen stops at the branch, with
+// the cursor there and the big branches open a level.
+func TestFirstScreenStopsAtBranch(t *testing.T) {
+	samples := append(demoSamples(400, 400),
+		sample{demoStack("workload.densityLeaf", "workload.densityPhaseE"), 3, 300, 300, 0},
+		sample{demoStack("workload.densityLeaf", "workload.densityPhaseF"), 3, 50, 50, 0})
+	m := New(newFake(buildTreeOf(demoFuncs, samples, inOrder(len(samples)))), Options{Width: 80, Height: 24})
+	if got := shortPath(m); !slices.Equal(got, demoPath) {
+		t.Errorf("cursor on %q, want the branch %s", got, demoPath[len(demoPath)-1])
+	}
+	scr := screen(m)
+	if n := strings.Count(scr, "workload.densityLeaf"); n != 3 {
+		t.Errorf("%d leaves shown, want one under each branch of 25%% or more:\n%s", n, scr)
+	}
+	if !strings.Contains(scr, "▸ workload.densityPhaseF") {
+		t.Errorf("the small branch is not there, closed:\n%s", scr)
+	}
+}
+
 // shortPath is the cursor's context by short name.
 func shortPath(m *Model) []string {
 	var out []string
@@ -117,7 +136,7 @@ func TestFollowHotPathUntilMoved(t *testing.T) {
 	if got := leafUnder(); got != "workload.densityPhaseC" {
 		t.Errorf("after phase C became the hot one the cursor is under %q", got)
 	}
-	update(630, 660) // within 10%: no flip
+	update(640, 660) // within 5%: no flip
 	if got := leafUnder(); got != "workload.densityPhaseC" {
 		t.Errorf("a near tie moved the cursor to %q", got)
 	}

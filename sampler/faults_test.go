@@ -312,7 +312,7 @@ func TestReconfigureDuringRun(t *testing.T) {
 	}
 	defer s.Close()
 	var samples, after, changes int
-	var last uint64
+	last := map[uint32]uint64{} // per thread: see Run on the order of batches
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
@@ -326,11 +326,14 @@ func TestReconfigureDuringRun(t *testing.T) {
 				after++
 			}
 		}
-		if n := len(b.Records); n > 0 {
-			if b.Records[0].Time < last {
-				t.Errorf("a batch starts at %d, before the last one ended (%d)", b.Records[0].Time, last)
+		for _, r := range b.Records {
+			if r.Kind != KindSample {
+				continue
 			}
-			last = b.Records[n-1].Time
+			if r.Time < last[r.TID] {
+				t.Errorf("thread %d: a sample at %d after one at %d", r.TID, r.Time, last[r.TID])
+			}
+			last[r.TID] = r.Time
 		}
 	}
 	s.SetIdle(func() {

@@ -761,6 +761,14 @@ func (s *Session) openWithFallbacks(tid int) error {
 
 // Run reads the rings until the target exits or ctx ends, calling fn with
 // each batch of records in time order. fn must not keep the batch.
+//
+// Batches follow each other in time order thread by thread, not across
+// CPUs: the rings are copied one after another, so a sample written to a
+// ring just after it was copied, while the next ring's newer records were
+// being copied, comes in the next batch. A thread's samples are a
+// millisecond or more apart and cannot straddle that window of
+// microseconds; what is computed from consecutive samples (intervals,
+// latency) is per thread.
 func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 	if len(s.pending) > 0 {
 		s.drain(fn)

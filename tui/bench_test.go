@@ -155,3 +155,26 @@ func BenchmarkViewLargeTree(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFirstScreenLargeTree is what the defaults cost on the large tree: the first
+// screen (totals, the hot path opened, chains found along the visible rows) and a
+// refresh while it follows the hot path.
+func BenchmarkFirstScreenLargeTree(b *testing.B) {
+	s := largeSnapshot()
+	b.Run("new", func(b *testing.B) {
+		for b.Loop() {
+			New(newFake(s), Options{Width: 160, Height: 50}).View()
+		}
+	})
+	b.Run("refresh-following", func(b *testing.B) {
+		src := newFake(s)
+		m := New(src, Options{Width: 160, Height: 50})
+		for b.Loop() {
+			s := src.Snapshot()
+			s.Seq++
+			src.set(s)
+			m.Update(SnapshotReadyMsg{})
+			m.View()
+		}
+	})
+}

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/cctop/cctop/cct"
 )
 
 // -update rewrites testdata/*.golden. x/exp/golden (imported by teatest) defines the
@@ -177,6 +180,82 @@ func checkScreen(t *testing.T, s string, w, h int) {
 	for i, l := range lines {
 		if n := ansi.StringWidth(l); n > w {
 			t.Errorf("line %d is %d cells wide on a %d-cell terminal: %q", i+1, n, w, l)
+		}
+	}
+}
+
+// demoFile is a profile of `cctop demo` exported from the live TUI (x) while it
+// counted calls with probes: real Go, runtime and kernel frames, [cctop probes], and
+// call estimates.
+const demoFile = "testdata/demo.pb.gz"
+
+// demoFileSnapshot is the snapshot the live demo shows for demoFile: calls under the
+// correction, compared with the uncorrected samples, and a live session's header.
+func demoFileSnapshot(t *testing.T) Snapshot {
+	t.Helper()
+	f, err := os.Open(demoFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tree, meta, err := cct.ReadProfile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Calls {
+		t.Fatalf("%s has no call estimates", demoFile)
+	}
+	self, cmp := make([]float64, tree.Len()), make([]float64, tree.Len())
+	var probes, all int64
+	for id := range tree.Len() {
+		n := tree.Node(cct.NodeID(id))
+		self[id], cmp[id] = float64(n.Self.Calls), float64(n.Self.Samples)
+		all += n.Self.Samples
+		if tree.Func(n.Func).Name == cct.ProbesName {
+			probes += n.Self.Samples
+		}
+	}
+	threads := make([]cct.Thread, 0, len(meta.Threads))
+	for _, th := range meta.Threads {
+		threads = append(threads, th)
+	}
+	slices.SortFunc(threads, func(a, b cct.Thread) int { return int(a.TID) - int(b.TID) })
+	c := testCounters()
+	c.Source = "call counter: uprobes on the 4 hottest functions (chosen from the live profile), ~0.6µs per hit; armed on workload.densityLeaf, workload.densityPhaseD, workload.densityPhaseC, workload.densityRounds"
+	c.Params = "trigger time · cpu-clock at 999 Hz · alpha 0 · density on · latency on · unwind auto"
+	return Snapshot{
+		Tree: tree, Self: self, Compare: cmp, Metric: "calls", Threads: threads, Seq: 1, Counters: c,
+		Header: Header{
+			Target: "cctop workload density -loop -size 20000 (pid 4242)", Threads: len(threads), Rate: 1003,
+			Samples: uint64(all), Lost: 0, Unwound: 100, Counter: c.Source, CounterBrief: "uprobes on 4 functions",
+			Trigger: "time", Alpha: 0, Density: true, Latency: true, Comparison: "uncorrected samples",
+			Overlap: 84.2, ProbeCost: 100 * float64(probes) / float64(max(all, 1)), State: "live",
+		},
+	}
+}
+
+// TestGoldenDemo is the demo's first screen, and after e, t and C, at the size of a
+// fresh SSH session and two bigger terminals.
+func TestGoldenDemo(t *testing.T) {
+	steps := []struct {
+		name string
+		msgs []tea.Msg
+	}{
+		{"first", nil},
+		{"e", keys("e")},
+		{"t", keys("t")},
+		{"C", keys("C")},
+	}
+	for _, st := range steps {
+		for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+			name := fmt.Sprintf("demo_%s_%dx%d", st.name, sz[0], sz[1])
+			t.Run(name, func(t *testing.T) {
+				m := New(newFake(demoFileSnapshot(t)), Options{Width: sz[0], Height: sz[1]})
+				send(m, st.msgs...)
+				got := screen(m)
+				checkScreen(t, got, sz[0], sz[1])
+				checkGolden(t, name, got)
+			})
 		}
 	}
 }

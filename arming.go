@@ -252,6 +252,19 @@ func (a *armer) pick(b *builder) []hpm.Target {
 // arm re-opens the events with counters on targets.
 func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) error {
 	targets, entries := placeProbes(targets)
+	// Entries of probes armed before stay: the old probes trap until the
+	// kernel has unregistered them, which takes a while after their events
+	// are closed, and a sample on a function's entry has its caller in the
+	// stack words whether a probe is still there or not. The new ones are
+	// known before their trial: its probes trap in the samples that
+	// Reconfigure drains, the rejected ones too.
+	if b.entries == nil {
+		b.entries = map[entryKey]bool{}
+	}
+	for k := range entries {
+		b.entries[k] = true
+	}
+	a.plan.entries = b.entries
 	var trial *sampler.ProbeTrial
 	if a.plan.auto && len(targets) > 0 {
 		targets, trial = a.affordable(sess, b, targets)
@@ -285,17 +298,6 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	if len(targets) == 0 {
 		a.plan.targets = nil
 	}
-	// Entries of probes armed before stay: the old probes trap until the
-	// kernel has unregistered them, which takes a while after their events
-	// are closed, and a sample on a function's entry has its caller in the
-	// stack words whether a probe is still there or not.
-	if b.entries == nil {
-		b.entries = map[entryKey]bool{}
-	}
-	for k := range entries {
-		b.entries[k] = true
-	}
-	a.plan.entries = b.entries
 	if b.weights != nil {
 		b.weights.reset(sess.Generation())
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -216,6 +217,49 @@ func (p *countingPlan) describe() string {
 			names[i] = displayName(t.Func)
 		}
 		s += "; armed on " + strings.Join(names, ", ")
+	}
+	return s
+}
+
+// briefMax bounds counterBrief, for the TUI's header.
+const briefMax = 28
+
+// counterBrief is the counter in a few words, for the TUI's header: "PMU
+// NEAR_CALL", "uprobes on 4 functions" (as armed now), "uprobes, arming"
+// before automatic counters are first armed, "uprobes: none armed" when
+// they armed none (every hot function too costly to count), or "none". a is
+// the automatic counters' armer, nil where there is none.
+func counterBrief(p *countingPlan, a *armer) string {
+	if p == nil {
+		return "none"
+	}
+	var s string
+	switch p.source.Kind {
+	case "hw":
+		var names []string
+		for _, e := range p.source.Events {
+			// BR_INST_RETIRED.NEAR_CALL: the umask's name says it; a
+			// hybrid part's core PMUs share one.
+			n := e.Name[strings.LastIndexByte(e.Name, '.')+1:]
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		s = strings.TrimSpace("PMU " + strings.Join(names, "+"))
+	case "uprobe":
+		switch n := len(p.targets); {
+		case n > 0:
+			s = fmt.Sprintf("uprobes on %d %s", n, plural(n, "function", "functions"))
+		case p.auto && a != nil && a.armed == nil && !a.giveUp:
+			s = "uprobes, arming"
+		default:
+			s = "uprobes: none armed"
+		}
+	default:
+		s = "none"
+	}
+	if r := []rune(s); len(r) > briefMax {
+		s = string(r[:briefMax-1]) + "…"
 	}
 	return s
 }

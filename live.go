@@ -259,7 +259,7 @@ func (l *live) apply(a tui.Action) {
 			l.b.weights.apply(l.b.tree, l.params.Alpha)
 		}
 		cfg := l.sess.Config()
-		rec := &recording{sess: l.sess, b: l.b, plan: l.plan, start: l.start, elapsed: time.Since(l.start)}
+		rec := &recording{sess: l.sess, b: l.b, plan: l.plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
 		meta := profileMeta(cfg, rec)
 		meta.Comments[0] = "cctop top"
 		if err := writeProfile(path, "pprof", l.b.tree, meta); err != nil {
@@ -436,7 +436,8 @@ func (l *live) publish() {
 			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
 			Folded: l.b.folded, LogDropped: l.logDropped(),
-			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
+			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
+			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
 			Density: l.params.Density, Latency: l.params.Latency,
 			Comparison: comparisons[l.comparison], Overlap: overlap, State: state,
 		},
@@ -445,6 +446,18 @@ func (l *live) publish() {
 	l.snap = snap
 	l.mu.Unlock()
 	l.send(tui.SnapshotReadyMsg{})
+}
+
+// probeCost is the share of the profile's samples, in percent, taken while
+// the kernel handled a counting probe; -1 when no probe is armed and none
+// was seen, or when kernel frames are not sampled (the cost is there but
+// out of sight: not 0). The builder counts since the last reset, as its
+// tree holds.
+func (l *live) probeCost() float64 {
+	if !l.sess.KernelFrames() {
+		return -1
+	}
+	return l.b.probeShare(len(l.plan.targets) > 0)
 }
 
 func (l *live) logDropped() uint64 {

@@ -41,6 +41,9 @@ type builder struct {
 	unwound    completeness
 	firstTime  uint64
 	lastTime   uint64
+	// probeSamples are the samples whose kernel frames were the handling
+	// of a counting probe, folded into one cct.ProbesName frame.
+	probeSamples uint64
 
 	// weights, when set, logs every sample for the call estimates.
 	weights *weighing
@@ -165,7 +168,9 @@ func (b *builder) sample(r *sampler.Record) {
 		}
 		b.frames = b.res.LookupKernel(pc, b.frames)
 	}
-	nk := len(b.frames)
+	// The kernel handling cctop's own counting probes is the profiler's
+	// cost, not the program's: one frame under the probed function.
+	nk := b.foldProbes(len(b.frames))
 	b.copyStop, b.rooted, b.haveStop = false, false, false
 	b.stackBytes += uint64(len(r.Stack))
 	if len(r.Stack) > 0 && len(r.Regs) > 0 {

@@ -224,6 +224,7 @@ func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
 	m.Comments = append(m.Comments,
 		fmt.Sprintf("alpha=%g", plan.params.Alpha),
 		"counters="+plan.describe(),
+		"counter_brief="+counterBrief(plan, rec.arm),
 		"calls/count=density weight; calls_adjusted/count=density and latency weight",
 		fmt.Sprintf("kernel_frames=%v", rec.sess.KernelFrames()))
 	return m
@@ -253,6 +254,10 @@ func summary(w io.Writer, cfg sampler.Config, rec *recording) {
 			if n := b.weights.unknownCalls(); n > 0 {
 				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)
 			}
+		}
+		if share := b.probeShare(false); share > 0 {
+			fmt.Fprintf(w, "cctop: %.1f%% of samples were taken while the kernel handled the counting probes (%s in the profile)\n",
+				share, cct.ProbesName)
 		}
 	}
 	if b.unwound.percent() >= 0 {

@@ -205,7 +205,8 @@ func (s *fileSource) rebuild() {
 		Tree: s.tree, Self: self, Compare: cmp, Metric: metric, Threads: threads, Seq: s.seq,
 		Header: tui.Header{
 			Target: s.name, Threads: len(threads), Samples: uint64(s.tree.Total().Samples), Unwound: unwoundComment(s.meta.Comments),
-			Counter: commentValue(s.meta.Comments, "counters="), Trigger: commentValue(s.meta.Comments, "trigger="),
+			Counter: commentValue(s.meta.Comments, "counters="), CounterBrief: briefComment(s.meta.Comments),
+			ProbeCost: probeCostOf(s.tree), Trigger: commentValue(s.meta.Comments, "trigger="),
 			Density: s.density, Latency: s.latency, Comparison: comparison, Overlap: overlap, State: "file",
 		},
 	}
@@ -218,6 +219,34 @@ func unwoundComment(comments []string) float64 {
 		return -1
 	}
 	return pct
+}
+
+// briefComment is the counter in a few words as cctop record wrote it, or,
+// in a profile from before it did, the kind of counter its counters line
+// names.
+func briefComment(comments []string) string {
+	if b := commentValue(comments, "counter_brief="); b != "" {
+		return b
+	}
+	switch c := strings.TrimPrefix(commentValue(comments, "counters="), "call counter: "); {
+	case c == "":
+		return ""
+	case strings.HasPrefix(c, "none"):
+		return "none"
+	case strings.HasPrefix(c, "uprobes"):
+		return "uprobes"
+	}
+	return "PMU"
+}
+
+// probeCostOf is the share of t's samples, in percent, in cct.ProbesName
+// frames: taken while the kernel handled a counting probe. -1 with none.
+func probeCostOf(t *cct.Tree) float64 {
+	n, total := t.SamplesOf(cct.ProbesName), t.Total().Samples
+	if n == 0 || total == 0 {
+		return -1
+	}
+	return 100 * float64(n) / float64(total)
 }
 
 func commentValue(comments []string, key string) string {

@@ -117,10 +117,15 @@ func (t *Tree) Fold(keep int) (remap []NodeID, folded int) {
 }
 
 // OtherSamples counts the samples folded into [other] nodes.
-func (t *Tree) OtherSamples() int64 {
+func (t *Tree) OtherSamples() int64 { return t.SamplesOf(OtherName) }
+
+// SamplesOf counts the samples whose stack ends in a function named name
+// (the self samples of its nodes): for frames that stand for a whole kind
+// of time, as OtherName and ProbesName do.
+func (t *Tree) SamplesOf(name string) int64 {
 	var n int64
 	for i := 1; i < len(t.nodes); i++ {
-		if nd := &t.nodes[i]; t.funcs[nd.Func].Name == OtherName {
+		if nd := &t.nodes[i]; t.funcs[nd.Func].Name == name {
 			n += nd.Self.Samples
 		}
 	}

@@ -210,3 +210,25 @@ func TestOtherSamples(t *testing.T) {
 		t.Errorf("OtherSamples %d, the [other] nodes' totals %d", got, want)
 	}
 }
+
+// TestSamplesOf counts the samples whose stacks end in the named function,
+// under every caller, and not those that pass through it.
+func TestSamplesOf(t *testing.T) {
+	tr := New()
+	if n := tr.SamplesOf(ProbesName); n != 0 {
+		t.Fatalf("%d samples in an empty tree", n)
+	}
+	addPath(tr, "main;leaf;"+ProbesName, 1, Metrics{Samples: 3, Time: 3})
+	addPath(tr, "main;other;"+ProbesName, 2, Metrics{Samples: 2, Time: 2})
+	addPath(tr, "main;leaf", 1, Metrics{Samples: 40, Time: 40})
+	addPath(tr, ProbesName+";x", 1, Metrics{Samples: 7, Time: 7}) // passes through: not its own
+	if n := tr.SamplesOf(ProbesName); n != 5 {
+		t.Errorf("SamplesOf(%q) = %d, want 5", ProbesName, n)
+	}
+	if n := tr.SamplesOf("leaf"); n != 40 {
+		t.Errorf("SamplesOf(leaf) = %d, want 40", n)
+	}
+	if n := tr.SamplesOf("nowhere"); n != 0 {
+		t.Errorf("SamplesOf(nowhere) = %d", n)
+	}
+}

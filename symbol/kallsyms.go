@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-const kernelModule = "[kernel.kallsyms]"
+// KernelModule is the Module of kernel frames, as perf names it.
+const KernelModule = "[kernel.kallsyms]"
 
 // kallsymsPath is a variable so tests can feed a synthetic table.
 var kallsymsPath = "/proc/kallsyms"
@@ -31,8 +32,13 @@ func (r *Resolver) LookupKernel(pc uint64, dst []Frame) []Frame {
 		r.kernel = readKallsyms(kallsymsPath)
 	}
 	name, _ := r.kernel.lookup(pc)
-	return append(dst, Frame{Func: name, Module: kernelModule, Addr: pc})
+	return append(dst, Frame{Func: name, Module: KernelModule, Addr: pc})
 }
+
+// UseKallsyms makes r name kernel addresses with the table rd holds, in the
+// format of /proc/kallsyms, instead of this machine's: for tests that feed
+// synthetic kernel stacks, and for symbolizing with a saved table.
+func (r *Resolver) UseKallsyms(rd io.Reader) { r.kernel = parseKallsyms(rd) }
 
 func readKallsyms(path string) *kallsyms {
 	f, err := os.Open(path)

@@ -50,6 +50,18 @@ func TestLookupKernelRestricted(t *testing.T) {
 	}
 }
 
+// TestUseKallsyms: a resolver given a table names kernel addresses from it,
+// not from this machine's /proc/kallsyms.
+func TestUseKallsyms(t *testing.T) {
+	r := NewResolver()
+	r.UseKallsyms(strings.NewReader("ffffffff81000000 T asm_exc_int3\nffffffff81000100 t handle_swbp.isra.0\n"))
+	fs := r.LookupKernel(0xffffffff81000010, nil)
+	fs = r.LookupKernel(0xffffffff81000180, fs)
+	if len(fs) != 2 || fs[0] != (Frame{Func: "asm_exc_int3", Module: KernelModule, Addr: 0xffffffff81000010}) || fs[1].Func != "handle_swbp.isra.0" {
+		t.Errorf("frames %+v", fs)
+	}
+}
+
 // TestLookupKernel resolves a real kernel function from this machine's
 // /proc/kallsyms.
 func TestLookupKernel(t *testing.T) {

@@ -185,6 +185,7 @@ func (b *builder) sample(r *sampler.Record) {
 	for _, f := range b.frames {
 		b.stack = append(b.stack, cct.Frame{Func: b.intern(f), Addr: f.Addr, Line: f.Line, Inlined: f.Inlined})
 	}
+	b.foldXOL(nk)
 	// A stack that stops short of a thread's entry goes under [truncated]
 	// (design §5): its outermost frames are missing, and at the top level
 	// it would pass for a root of its own.

@@ -92,6 +92,26 @@ func (b *builder) foldProbes(nk int) int {
 	return 1
 }
 
+// xolModule is the page where the kernel runs, out of line, the instruction a
+// uprobe replaced (/proc/PID/maps names it so).
+const xolModule = "[uprobes]"
+
+// foldXOL folds into [cctop probes] a sample taken while the target ran, in
+// the [uprobes] page, the instruction one of cctop's probes displaced (its
+// user leaf, frames[nk]), with the kernel frames above it: that too is
+// time spent because cctop counts. It works on b.stack, built from b.frames,
+// which stay as they were for the completeness checks.
+func (b *builder) foldXOL(nk int) {
+	if len(b.entries) == 0 || nk >= len(b.frames) || b.frames[nk].Module != xolModule {
+		return
+	}
+	if nk != 1 || b.frames[0].Func != cct.ProbesName {
+		b.probeSamples++ // not counted by foldProbes
+	}
+	probes := cct.Frame{Func: b.intern(probesFrame)}
+	b.stack = append(append(b.stack[:0], probes), b.stack[nk+1:]...)
+}
+
 // probeShare is the share of the builder's samples, in percent, taken while
 // the kernel handled a counting probe; -1 when none was folded and no probe
 // is armed (armed: the counting plan's probes now).

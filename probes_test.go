@@ -217,6 +217,30 @@ func TestBuilderFoldsProbes(t *testing.T) {
 	if h := src.Snapshot().Header; h.ProbeCost != 75 || h.CounterBrief != "uprobes" {
 		t.Errorf("view: probe cost %v, counter %q; want 75 and uprobes", h.ProbeCost, h.CounterBrief)
 	}
+
+	// A sample in the [uprobes] page ran the instruction a probe displaced:
+	// its user leaf and the kernel frames above it are the probe's too.
+	const xol = 0x7fff0000
+	res.AddMapping(pid, symbol.Mapping{Start: xol, Limit: xol + 0x1000, Path: xolModule})
+	rec := sample(timer)
+	for i, pc := range rec.Chain {
+		if pc == user["densityLeaf"]+0x20 {
+			rec.Chain[i] = xol + 0x10
+		}
+	}
+	b = newBuilder(res)
+	b.entries = map[entryKey]bool{{cctopBin, user["densityLeaf"] + 4}: true}
+	var batch sampler.Batch
+	batch.Records = append(batch.Records, rec)
+	b.handle(&batch)
+	if id, ok := b.tree.Find(truncatedName, workloadPkg+"densityRounds", workloadPkg+"densityPhaseC", cct.ProbesName); !ok {
+		t.Errorf("a sample in %s is not [cctop probes] under the function below it:\n%s", xolModule, treeText(b.tree))
+	} else if n := b.tree.Node(id); n.Self.Samples != 1 {
+		t.Errorf("%d samples there, want 1", n.Self.Samples)
+	}
+	if b.probeSamples != 1 {
+		t.Errorf("%d samples folded, want the %s one", b.probeSamples, xolModule)
+	}
 }
 
 // treeText is the tree's paths for failure messages.

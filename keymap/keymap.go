@@ -116,10 +116,25 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// ShortHelp is the footer: the keys a first-time user needs. Names is one of them: the
-// rows show short names, and a template instance or a Go import path is one key away.
+// ShortHelp is the footer, most useful first, in a word each: the footer shows as many
+// as its width has room for, whole, so the first five are the ones 80 columns show.
+// Folding, the flat view, search, callers and help are what a first-time user needs to
+// find a hot spot and the rest of the keys; the others follow in the order they are
+// reached for.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Toggle, k.ExpandHot, k.Search, k.Invert, k.Flat, k.Names, k.Help, k.Quit}
+	return []key.Binding{
+		brief(k.Toggle, "fold"), brief(k.Flat, "flat"), k.Search, brief(k.Invert, "callers"),
+		k.Help, k.Quit, brief(k.ExpandHot, "hot path"), brief(k.Chains, "chains"),
+		brief(k.Counters, "counters"), brief(k.Metric, "metric"), brief(k.Threads, "threads"),
+		brief(k.Names, "names"), brief(k.Focus, "focus"), brief(k.Inline, "inlined"),
+		k.Pause, brief(k.Comparison, "compare"), k.Export,
+	}
+}
+
+// brief is b described in a word, for the footer; the help screen has the full description.
+func brief(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }
 
 // FullHelp is the `?` screen, one column per concern: moving, folding, searching and

@@ -179,7 +179,8 @@ func snapshotOf(t *cct.Tree) Snapshot {
 		Metric:  "time",
 		Header: Header{
 			Target: "pid 4242 (app)", Threads: 2, Rate: 997, Samples: 1000, Lost: 3, Throttled: 0,
-			Unwound: 97.5, Counter: "BR_INST_RETIRED.NEAR_CALL (hw)", Trigger: "time",
+			Unwound: 97.5, Counter: "uprobe on main.compute, main.hashBlock (0.6µs a hit)",
+			CounterBrief: "uprobes on 2 functions", ProbeCost: 0.7, Trigger: "time",
 			Alpha: 1000, Density: true, Latency: true, Comparison: "uncorrected samples",
 			Overlap: 91.2, State: "live",
 		},

@@ -2,9 +2,11 @@ package tui
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -70,38 +72,53 @@ func (p *countersPanel) View() string {
 
 // lines are the panel's lines, uncut. The height is shared out by importance: the
 // counter first, then the busiest thread, the latency, the parameters, the histogram,
-// where truncated stacks stop, and then more threads; they are drawn in reading order.
+// where truncated stacks stop; then the rest of the counter's description (the header
+// has only a brief of it), more threads, and the rest of the parameters and of the
+// stops. They are drawn in reading order.
 func (p *countersPanel) lines() []string {
 	st, c := p.st, p.c
 	if c == nil {
 		return []string{st.Empty.Render("no counters in this profile")}
 	}
 	n := p.height
-	take := func() bool {
+	take := func() int {
 		if n > 0 {
 			n--
-			return true
+			return 1
 		}
-		return false
+		return 0
 	}
-	take() // the counter line
-	threadLines := 0
-	if take() {
-		threadLines = 1
+	// more gives a part that has lines up to want of them in all.
+	more := func(have, want int) int {
+		if have == 0 {
+			return 0
+		}
+		k := max(0, min(n, want-have))
+		n -= k
+		return have + k
 	}
-	haveLat := take()
-	haveParams := take()
+	take()
+	counterLines := 1 // View draws nothing in no lines: there is this one
+	threadLines := take()
+	haveLat := take() > 0
+	paramsLines := take()
 	hist := p.histLine()
-	haveHist := hist != "" && take()
-	haveStops := len(c.Stops) > 0 && take()
+	haveHist := hist != "" && take() > 0
+	stopsLines := 0
+	if len(c.Stops) > 0 {
+		stopsLines = take()
+	}
+	counterLines = more(counterLines, len(p.counterLines(0)))
 	counted := hasPoints(c.Density)
 	if counted {
-		threadLines = min(threadLines+n, len(c.Density))
+		threadLines = more(threadLines, len(c.Density))
 	}
+	paramsLines = more(paramsLines, len(p.paramsLines(0)))
+	stopsLines = more(stopsLines, len(p.stopsLines(0)))
 
-	out := []string{p.counterLine()}
-	if haveParams {
-		out = append(out, p.paramsLine())
+	out := p.counterLines(counterLines)
+	if paramsLines > 0 {
+		out = append(out, p.paramsLines(paramsLines)...)
 	}
 	if threadLines > 0 {
 		if counted {
@@ -116,33 +133,40 @@ func (p *countersPanel) lines() []string {
 	if haveHist {
 		out = append(out, hist)
 	}
-	if haveStops {
-		out = append(out, p.stopsLine())
+	if stopsLines > 0 {
+		out = append(out, p.stopsLines(stopsLines)...)
 	}
 	return out
 }
 
-// stopsLine says where the stacks that do not reach a thread's entry stop: module,
-// share of all samples and reason, commonest first.
-func (p *countersPanel) stopsLine() string {
+// stopsLines say where the stacks that do not reach a thread's entry stop: module,
+// share of all samples and reason, commonest first, in at most most lines (0: as many as
+// it takes).
+func (p *countersPanel) stopsLines(most int) []string {
 	st := p.st
-	var b strings.Builder
-	b.WriteString(st.Label.Render(stopsLabel))
+	cells := []cell{p.cell(st.Label, stopsLabel, "")}
 	for i, s := range p.c.Stops {
-		if i > 0 {
-			b.WriteString(st.Label.Render(" ·"))
+		sep := " · "
+		if i == 0 {
+			sep = " "
 		}
-		b.WriteString(" " + st.Name.Render(printable(oneLine(s.Module))) + " " +
-			st.Value.Render(formatPct(s.Percent)) + " " + st.Label.Render(printable(oneLine(s.Why))))
+		cells = append(cells, cell{
+			s: st.Name.Render(printable(oneLine(s.Module))) + " " + st.Value.Render(formatPct(s.Percent)) +
+				" " + st.Label.Render(printable(oneLine(s.Why))),
+			w:   ansi.StringWidth(printable(oneLine(s.Module)) + " " + formatPct(s.Percent) + " " + printable(oneLine(s.Why))),
+			sep: sep,
+		})
 	}
-	return b.String()
+	return p.wrap(cells, len(stopsLabel)+1, most)
 }
 
-// counterLine is the call counter, its cost and its hits. A long counter name is cut
-// rather than the cost and hits after it.
-func (p *countersPanel) counterLine() string {
+// counterLines are the call counter, its cost and hits first, then its description
+// wrapped under them: in at most most lines (0: as many as it takes), the last ending
+// in "…" when the description goes on.
+func (p *countersPanel) counterLines(most int) []string {
 	st, c := p.st, p.c
-	src := printable(oneLine(c.Source))
+	// The label says what "call counter: " would.
+	src := strings.TrimPrefix(printable(oneLine(c.Source)), "call counter: ")
 	if src == "" {
 		src = "none"
 	}
@@ -159,13 +183,19 @@ func (p *countersPanel) counterLine() string {
 		}
 	}
 	hits := formatCount(float64(c.Hits))
-	label := "counter "
-	tailW := 2 + ansi.StringWidth(cost) + 2 + len("hits ") + ansi.StringWidth(hits)
-	if room := p.width - len(label) - tailW; room >= 12 {
-		src = ansi.Truncate(src, room, "…")
+	cells := []cell{
+		p.cell(st.Label, "counter", ""),
+		p.cell(costStyle, cost, " "),
+		{s: st.Label.Render("hits") + " " + st.Value.Render(hits), w: len("hits ") + ansi.StringWidth(hits), sep: "  "},
 	}
-	return st.Label.Render(label) + st.Value.Render(src) + "  " + costStyle.Render(cost) +
-		"  " + st.Label.Render("hits") + " " + st.Value.Render(hits)
+	for i, word := range strings.Fields(src) {
+		sep := " "
+		if i == 0 {
+			sep = "  "
+		}
+		cells = append(cells, p.cell(st.Value, word, sep))
+	}
+	return p.wrap(cells, len("counter "), most)
 }
 
 // formatCost is a share (0..1) in percent, with two decimals below 1%.
@@ -177,18 +207,89 @@ func formatCost(share float64) string {
 	return formatPct(pct)
 }
 
-// paramsLine is the parameters in force and the width of a density bucket.
-func (p *countersPanel) paramsLine() string {
+// paramsLines are the parameters in force and the width of a density bucket, wrapped
+// between parameters in at most most lines (0: as many as it takes).
+func (p *countersPanel) paramsLines(most int) []string {
 	st, c := p.st, p.c
 	params := printable(oneLine(c.Params))
 	if params == "" {
 		params = "none"
 	}
-	s := st.Label.Render("params") + " " + st.Value.Render(params)
-	if c.BucketSeconds > 0 {
-		s += "  " + st.Label.Render("bucket") + " " + st.Value.Render(formatTime(c.BucketSeconds*1e9))
+	cells := []cell{p.cell(st.Label, "params", "")}
+	for i, param := range strings.Split(params, " · ") {
+		sep := " · "
+		if i == 0 {
+			sep = " "
+		}
+		cells = append(cells, p.cell(st.Value, param, sep))
 	}
-	return s
+	if c.BucketSeconds > 0 {
+		b := formatTime(c.BucketSeconds * 1e9)
+		cells = append(cells, cell{s: st.Label.Render("bucket") + " " + st.Value.Render(b), w: len("bucket ") + ansi.StringWidth(b), sep: "  "})
+	}
+	return p.wrap(cells, len("params "), most)
+}
+
+// cell is a piece of a panel line that is never cut: a figure and its label, a word, a
+// parameter. sep goes before it unless it starts a line.
+type cell struct {
+	s   string // styled
+	w   int    // its width
+	sep string
+}
+
+// cell is s in style, after sep.
+func (p *countersPanel) cell(style lipgloss.Style, s, sep string) cell {
+	return cell{s: style.Render(s), w: ansi.StringWidth(s), sep: sep}
+}
+
+// wrap lays cells out on lines of the panel's width, whole, lines after the first
+// indented by indent cells; in at most most lines (0: as many as it takes), the last of
+// which ends in "…" when cells are left over. A cell wider than a line has one to itself
+// (and View cuts it).
+func (p *countersPanel) wrap(cells []cell, indent, most int) []string {
+	var lines [][]cell
+	var widths []int
+	for _, c := range cells {
+		if k := len(lines) - 1; k >= 0 && widths[k]+ansi.StringWidth(c.sep)+c.w <= p.width {
+			lines[k] = append(lines[k], c)
+			widths[k] += ansi.StringWidth(c.sep) + c.w
+			continue
+		}
+		w := c.w
+		if len(lines) > 0 {
+			w += indent
+		}
+		c.sep = ""
+		lines, widths = append(lines, []cell{c}), append(widths, w)
+	}
+	if most > 0 && len(lines) > most {
+		k := most - 1
+		lines, widths = lines[:most], widths[:most]
+		for len(lines[k]) > 1 && widths[k]+len(" …") > p.width {
+			last := lines[k][len(lines[k])-1]
+			lines[k] = lines[k][:len(lines[k])-1]
+			widths[k] -= ansi.StringWidth(last.sep) + last.w
+		}
+		lines[k] = append(lines[k], cell{s: p.st.Label.Render("…"), w: 1, sep: " "})
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		var b strings.Builder
+		if i > 0 {
+			b.WriteString(strings.Repeat(" ", indent))
+		}
+		for _, c := range l {
+			if strings.TrimSpace(c.sep) != "" {
+				b.WriteString(p.st.Label.Render(c.sep))
+			} else {
+				b.WriteString(c.sep)
+			}
+			b.WriteString(c.s)
+		}
+		out[i] = b.String()
+	}
+	return out
 }
 
 // hasPoints reports whether any series has a density to show.
@@ -357,14 +458,24 @@ func (p *countersPanel) latencyLine() string {
 		{"min", formatDuration(l.Min)}, {"median", formatDuration(l.Median)},
 		{"mean", formatDuration(l.Mean)}, {"max", formatDuration(l.Max)},
 	}
-	// Two spaces between the figures, or one where two would cut the maximum off.
-	w := len(latencyLabel) + 1 + len(n)
-	for _, kv := range kvs {
-		w += 2 + len(kv.k) + 1 + ansi.StringWidth(kv.v)
+	// Two spaces between the figures, or one where two would leave one out; where even
+	// one does, the minimum goes, then the mean, then the maximum: never a figure cut.
+	width := func(sep int) int {
+		w := len(latencyLabel) + 1 + len(n)
+		for _, kv := range kvs {
+			w += sep + len(kv.k) + 1 + ansi.StringWidth(kv.v)
+		}
+		return w
 	}
 	sep := "  "
-	if w > p.width {
+	if width(2) > p.width {
 		sep = " "
+	}
+	for _, k := range []string{"min", "mean", "max", "median"} {
+		if width(len(sep)) <= p.width {
+			break
+		}
+		kvs = slices.DeleteFunc(kvs, func(kv struct{ k, v string }) bool { return kv.k == k })
 	}
 	var b strings.Builder
 	b.WriteString(st.Label.Render(latencyLabel) + " " + st.Value.Render(n))

@@ -117,7 +117,8 @@ func TestPanelContent(t *testing.T) {
 	c := testCounters()
 	got := panelText(c, 100, 9)
 	for _, want := range []string{
-		"counter uprobe on main.compute, main.hashBlock (0.6µs a hit)  cost 1.2% of target CPU  hits 48.2k",
+		// The figures first, so that a long description wraps after them.
+		"counter cost 1.2% of target CPU  hits 48.2k  uprobe on main.compute, main.hashBlock (0.6µs a hit)",
 		"params trigger time · 999 Hz · alpha 1000 · density on · latency on  bucket 500ms",
 		"app       1 ", "worker-1 11 ", "gc        7 ",
 		"42.0 calls/ms",

@@ -148,7 +148,7 @@ func (m *Model) render() string {
 	} else {
 		add(m.status.View(), l.status)
 	}
-	add(truncateLines(m.help.View(m), m.width), l.footer)
+	add(m.footer(), l.footer)
 	return strings.Join(lines, "\n")
 }
 
@@ -189,7 +189,7 @@ func (m *Model) viewInfo() viewInfo {
 		v.thread = threadName(m.snap.Threads, m.threadTID)
 	}
 	if s := &m.tree.search; s.query != "" {
-		v.matching = "“" + s.query + "” " + formatCount(float64(s.count)) + " contexts"
+		v.search, v.matches = s.query, s.count
 	}
 	return v
 }
@@ -204,6 +204,30 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{m.closeHelpBinding(), m.keys.Quit}
 	}
 	return m.keys.ShortHelp()
+}
+
+// footer is the short help: as many of the focus's bindings as the width has room for,
+// most useful first, each whole. Bindings that do not fit go without a mark: "?" is among
+// the first, and the help screen has them all.
+func (m *Model) footer() string {
+	var bs []key.Binding
+	w, sepW := 0, ansi.StringWidth(m.help.ShortSeparator)
+	for _, b := range m.ShortHelp() {
+		if !b.Enabled() {
+			continue
+		}
+		bw := ansi.StringWidth(b.Help().Key) + 1 + ansi.StringWidth(b.Help().Desc)
+		if len(bs) > 0 {
+			bw += sepW
+		}
+		if w+bw > m.width {
+			break
+		}
+		bs, w = append(bs, b), w+bw
+	}
+	h := m.help
+	h.SetWidth(0) // measured above
+	return h.ShortHelpView(bs)
 }
 
 // FullHelp is the full help of whatever has the focus.

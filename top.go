@@ -160,12 +160,9 @@ func internalError(r any, stack []byte) error {
 
 func targetName(cfg sampler.Config, sess *sampler.Session) string {
 	if len(cfg.Argv) > 0 {
-		// The header has room for the command, not for its path: the
-		// samples and rate after it must stay visible at 80 columns.
+		// The command without its path: the header cuts what does not
+		// fit its width at a word, never inside an argument's number.
 		cmd := strings.Join(append([]string{filepath.Base(cfg.Argv[0])}, cfg.Argv[1:]...), " ")
-		if r := []rune(cmd); len(r) > 32 {
-			cmd = string(r[:31]) + "…"
-		}
 		return fmt.Sprintf("%s (pid %d)", cmd, sess.PID())
 	}
 	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", cfg.PID))

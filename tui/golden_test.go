@@ -122,10 +122,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 func TestGolden(t *testing.T) {
-	steps := []struct {
-		name string
-		msgs []tea.Msg
-	}{
+	steps := []goldenStep{
 		{"first", nil},
 		{"collapsed", keys("c")},
 		{"expanded", keys("c", "e")},
@@ -141,12 +138,22 @@ func TestGolden(t *testing.T) {
 		{"error", []tea.Msg{ErrorMsg{errors.New("perf_event_open: permission denied (perf_event_paranoid is 3)")}}},
 		{"counters", keys("C")},
 	}
-	sizes := [][2]int{{80, 24}, {160, 50}}
+	runGoldens(t, "", func(*testing.T) Snapshot { return testSnapshot() }, steps, [][2]int{{80, 24}, {160, 50}})
+}
+
+// goldenStep is a screen of a golden test: the messages that lead to it.
+type goldenStep struct {
+	name string
+	msgs []tea.Msg
+}
+
+// runGoldens checks each step's screen at each size against testdata/PREFIXstep_WxH.golden.
+func runGoldens(t *testing.T, prefix string, snap func(*testing.T) Snapshot, steps []goldenStep, sizes [][2]int) {
 	for _, st := range steps {
 		for _, sz := range sizes {
-			name := fmt.Sprintf("%s_%dx%d", st.name, sz[0], sz[1])
+			name := fmt.Sprintf("%s%s_%dx%d", prefix, st.name, sz[0], sz[1])
 			t.Run(name, func(t *testing.T) {
-				m := New(newFake(testSnapshot()), Options{Width: sz[0], Height: sz[1]})
+				m := New(newFake(snap(t)), Options{Width: sz[0], Height: sz[1]})
 				send(m, st.msgs...)
 				got := screen(m)
 				checkScreen(t, got, sz[0], sz[1])
@@ -237,25 +244,6 @@ func demoFileSnapshot(t *testing.T) Snapshot {
 // TestGoldenDemo is the demo's first screen, and after e, t and C, at the size of a
 // fresh SSH session and two bigger terminals.
 func TestGoldenDemo(t *testing.T) {
-	steps := []struct {
-		name string
-		msgs []tea.Msg
-	}{
-		{"first", nil},
-		{"e", keys("e")},
-		{"t", keys("t")},
-		{"C", keys("C")},
-	}
-	for _, st := range steps {
-		for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
-			name := fmt.Sprintf("demo_%s_%dx%d", st.name, sz[0], sz[1])
-			t.Run(name, func(t *testing.T) {
-				m := New(newFake(demoFileSnapshot(t)), Options{Width: sz[0], Height: sz[1]})
-				send(m, st.msgs...)
-				got := screen(m)
-				checkScreen(t, got, sz[0], sz[1])
-				checkGolden(t, name, got)
-			})
-		}
-	}
+	steps := []goldenStep{{"first", nil}, {"e", keys("e")}, {"t", keys("t")}, {"C", keys("C")}}
+	runGoldens(t, "demo_", demoFileSnapshot, steps, [][2]int{{80, 24}, {120, 40}, {200, 60}})
 }

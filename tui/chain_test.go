@@ -244,6 +244,11 @@ func TestProbesAndNoCalls(t *testing.T) {
 	if scr := screen(m); strings.Contains(scr, cct.ProbesName) {
 		t.Errorf("the flat view ranks %s:\n%s", cct.ProbesName, scr)
 	}
+	// The footer follows the view: no folds in the flat list, P offered, t goes back.
+	lines := strings.Split(screen(m), "\n")
+	if foot := lines[len(lines)-1]; !strings.Contains(foot, "P probe cost") || !strings.Contains(foot, "t tree") || strings.Contains(foot, "fold") {
+		t.Errorf("flat view footer %q", foot)
+	}
 	send(m, keys("P")...)
 	scr := screen(m)
 	if !strings.Contains(scr, cct.ProbesName) {

@@ -203,8 +203,35 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.showHelp:
 		return []key.Binding{m.closeHelpBinding(), m.keys.Quit}
 	}
-	return m.keys.ShortHelp()
+	return m.viewHelp(m.keys.ShortHelp())
 }
+
+// viewHelp fits the tree's short help to the view it is in: the key that leaves the
+// view says where it goes, and the flat view, whose rows do not fold, offers ranking
+// the probe cost instead of folds and chains.
+func (m *Model) viewHelp(bs []key.Binding) []key.Binding {
+	k := m.keys
+	out := make([]key.Binding, 0, len(bs)+1)
+	for _, b := range bs {
+		switch kind := m.tree.mode.kind; {
+		case kind == bottomUp && sameKeys(b, k.Invert):
+			b.SetHelp(b.Help().Key, "top-down")
+		case kind == flatView && sameKeys(b, k.Flat):
+			b.SetHelp(b.Help().Key, "tree")
+		case kind == flatView && sameKeys(b, k.Search):
+			out = append(out, b)
+			b = k.Probes
+			b.SetHelp(b.Help().Key, "probe cost")
+		case kind == flatView && (sameKeys(b, k.Toggle) || sameKeys(b, k.ExpandHot) || sameKeys(b, k.Chains) || sameKeys(b, k.Focus)):
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// sameKeys says whether a and b are bound to the same keys.
+func sameKeys(a, b key.Binding) bool { return slices.Equal(a.Keys(), b.Keys()) }
 
 // footer is the short help: as many of the focus's bindings as the width has room for,
 // most useful first, each whole. Bindings that do not fit go without a mark: "?" is among

@@ -335,21 +335,3 @@ func printEval(w io.Writer, results []evalResult, sweep []float64, alpha float64
 	}
 	tw.Flush()
 }
-
-// bestAlpha is the sweep's alpha with the highest mean overlap.
-func bestAlpha(results []evalResult) float64 {
-	if len(results) == 0 || len(results[0].AlphaSweep) == 0 {
-		return correct.DefaultAlpha
-	}
-	best, bestMean := 0.0, -1.0
-	for i, p := range results[0].AlphaSweep {
-		var sum float64
-		for _, r := range results {
-			sum += r.AlphaSweep[i].Overlap
-		}
-		if m := sum / float64(len(results)); m > bestMean {
-			best, bestMean = p.Alpha, m
-		}
-	}
-	return best
-}

@@ -43,7 +43,6 @@ type live struct {
 	lastRateAt   time.Time
 	rate         float64
 	seq          uint64
-	exportDir    string
 	start        time.Time // of the profile: the session's, or the last reset's
 	threadSel    uint32    // the thread the TUI's filter shows, 0: none
 	// timeCfg is the time trigger's sampling configuration, to return to

@@ -263,8 +263,7 @@ func commentValue(comments []string, key string) string {
 // their nodes independently. Contexts t lacks are left out.
 func mapOnto(t, base *cct.Tree, w []float64) []float64 {
 	index := map[string]cct.NodeID{}
-	var key func(tr *cct.Tree, id cct.NodeID) string
-	key = func(tr *cct.Tree, id cct.NodeID) string {
+	key := func(tr *cct.Tree, id cct.NodeID) string {
 		var parts []string
 		for _, f := range tr.Path(id) {
 			parts = append(parts, tr.Func(f).Name)

@@ -237,15 +237,3 @@ func (w *weighing) totalHits() uint64 {
 	}
 	return n
 }
-
-// busiest is the counter with the most hits since the last reset (member
-// index, 1-based), or 0.
-func (w *weighing) busiest() int {
-	best, most := 0, uint64(0)
-	for m, h := range w.hits {
-		if h > most || (h == most && m < best) {
-			best, most = m, h
-		}
-	}
-	return best
-}

@@ -88,7 +88,7 @@ func TestParams(t *testing.T) {
 // Weight must never be negative or NaN for finite inputs, however extreme, and the latency
 // factor never raises a weight.
 func TestWeightNeverNegativeOrNaN(t *testing.T) {
-	special := []float64{0, -0.0, 1, -1, 0.5, 1e-300, 5e-324, -5e-324, 1e300, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-300, 5e-324, -5e-324, 1e300, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func() float64 {
 		switch rng.IntN(3) {

@@ -63,8 +63,8 @@ const (
 
 // parsePclntab checks the header of data, a Go 1.18+ pclntab, and returns
 // its tables, or nil if data is not one or points outside itself. text is
-// runtime.text, which Go 1.26 no longer records in the header; gofunc is
-// go:func.*, or nil.
+// runtime.text, which Go 1.26 no longer records in the header; gofunc is the
+// data of the go:func.* symbol, or nil.
 func parsePclntab(data []byte, text uint64, gofunc []byte) *pclntab {
 	if len(data) < 8 {
 		return nil

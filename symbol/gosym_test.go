@@ -11,11 +11,14 @@ import (
 	"testing"
 )
 
-// goTool finds the go command that runs this test.
+// goTool finds the go command that runs this test: go test puts its GOROOT
+// in the environment; else the one on PATH.
 func goTool(t *testing.T) string {
 	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
 	}
 	p, err := exec.LookPath("go")
 	if err != nil {

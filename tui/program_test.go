@@ -9,13 +9,6 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 )
 
-// servedSeq is the highest Seq the fake handed out.
-func (f *fakeSource) servedSeq() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.snap.Seq
-}
-
 // waitFor polls cond for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

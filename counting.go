@@ -294,6 +294,14 @@ type targetFlags struct {
 	countingFlags
 }
 
+// newTargetFlags is the flag set of a command that samples a target.
+func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	tf := &targetFlags{}
+	tf.register(fs)
+	return fs, tf
+}
+
 func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.samplingFlags.register(fs)
 	f.countingFlags.register(fs)

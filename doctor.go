@@ -73,9 +73,7 @@ const doctorWindow = 2 * time.Second
 // call counting: nothing is probed) and reports how completely its stacks
 // unwind, and where the others stop, by module.
 func doctorProcess(pid int, w io.Writer) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	var tf targetFlags
-	tf.register(fs)
+	fs, tf := newTargetFlags("doctor")
 	if err := parseFlags(fs, []string{"-p", strconv.Itoa(pid), "--calls", "none"}); err != nil {
 		return err
 	}

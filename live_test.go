@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -18,9 +17,7 @@ import (
 // `cctop top ARGS -- cctop workload density ...` would, without a terminal.
 func startLive(t *testing.T, args ...string) (*live, func() []string) {
 	t.Helper()
-	fs := flag.NewFlagSet("top", flag.ContinueOnError)
-	var tf targetFlags
-	tf.register(fs)
+	fs, tf := newTargetFlags("top")
 	argv := append(args, "--", cctopBin, "workload", "density", "-loop", "-threads", "2", "-size", "2000", "-calls", "3000")
 	if err := parseFlags(fs, argv); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,7 @@ import (
 )
 
 func cmdRecord(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("record", flag.ContinueOnError)
-	var tf targetFlags
-	tf.register(fs)
+	fs, tf := newTargetFlags("record")
 	var dur durationFlag
 	fs.Var(&dur, "d", "stop after `DURATION`")
 	out := fs.String("o", "cctop.pb.gz", "output `FILE`")

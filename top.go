@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,9 +21,7 @@ import (
 )
 
 func cmdTop(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("top", flag.ContinueOnError)
-	var tf targetFlags
-	tf.register(fs)
+	fs, tf := newTargetFlags("top")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

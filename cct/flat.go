@@ -52,16 +52,10 @@ func (t *Tree) Flat() []FuncStat {
 		}
 	}
 	slices.SortFunc(out, func(a, b FuncStat) int {
-		if c := cmp.Compare(b.Self.Time, a.Self.Time); c != 0 {
+		if c := heavierFirst(a.Self, b.Self); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.Self.Samples, a.Self.Samples); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Total.Time, a.Total.Time); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Total.Samples, a.Total.Samples); c != 0 {
+		if c := heavierFirst(a.Total, b.Total); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(t.funcs[a.Func].Name, t.funcs[b.Func].Name); c != 0 {

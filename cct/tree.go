@@ -190,12 +190,17 @@ func (t *Tree) Children(id NodeID) []NodeID {
 	return out
 }
 
-func (t *Tree) compareNodes(a, b NodeID) int {
-	na, nb := &t.nodes[a], &t.nodes[b]
-	if c := cmp.Compare(nb.Total.Time, na.Total.Time); c != 0 {
+// heavierFirst orders weights by time, then samples, the heavier first.
+func heavierFirst(a, b Metrics) int {
+	if c := cmp.Compare(b.Time, a.Time); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(nb.Total.Samples, na.Total.Samples); c != 0 {
+	return cmp.Compare(b.Samples, a.Samples)
+}
+
+func (t *Tree) compareNodes(a, b NodeID) int {
+	na, nb := &t.nodes[a], &t.nodes[b]
+	if c := heavierFirst(na.Total, nb.Total); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(t.funcs[na.Func].Name, t.funcs[nb.Func].Name); c != 0 {

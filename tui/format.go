@@ -36,23 +36,42 @@ func formatDelta(x float64) string {
 	return s
 }
 
+// unit is a scale a figure is shown in from min on: x/div with suffix.
+type unit struct {
+	min, div float64
+	suffix   string
+}
+
+// timeUnits scale durations in ns. A value that rounds to 1000 of a unit is shown in
+// the next one: "1.00ms", not "1000µs".
+var timeUnits = []unit{
+	{3600e9, 3600e9, "h"}, {600e9, 60e9, "m"}, {999.5e6, 1e9, "s"}, {999.5e3, 1e6, "ms"}, {999.5, 1e3, "µs"},
+}
+
+// countUnits scale counts; below 10,000 a count is shown whole.
+var countUnits = []unit{{1e12, 1e12, "T"}, {1e9, 1e9, "G"}, {1e6, 1e6, "M"}, {1e4, 1e3, "k"}}
+
+// scaled is x in the first of units it reaches, with three significant digits; ok is
+// false below them all.
+func scaled(x float64, units []unit) (s string, ok bool) {
+	a := math.Abs(x)
+	for _, u := range units {
+		if a >= u.min {
+			return sig3(x/u.div) + u.suffix, true
+		}
+	}
+	return "", false
+}
+
 // formatTime is a duration in ns with three significant digits: "1.23s", "12.0ms", "850µs".
 func formatTime(ns float64) string {
-	switch a := math.Abs(ns); {
-	case math.IsNaN(ns):
+	if math.IsNaN(ns) {
 		return ""
-	case a >= 3600e9:
-		return sig3(ns/3600e9) + "h"
-	case a >= 600e9:
-		return sig3(ns/60e9) + "m"
-	// A value that rounds to 1000 of a unit is shown in the next one: "1.00ms", not "1000µs".
-	case a >= 999.5e6:
-		return sig3(ns/1e9) + "s"
-	case a >= 999.5e3:
-		return sig3(ns/1e6) + "ms"
-	case a >= 999.5:
-		return sig3(ns/1e3) + "µs"
-	case a == 0:
+	}
+	if s, ok := scaled(ns, timeUnits); ok {
+		return s
+	}
+	if ns == 0 {
 		return "0"
 	}
 	return strconv.FormatFloat(ns, 'f', 0, 64) + "ns"
@@ -60,17 +79,11 @@ func formatTime(ns float64) string {
 
 // formatCount is a count (calls, samples) with k/M/G suffixes: "999", "12.3k", "4.56M".
 func formatCount(x float64) string {
-	switch a := math.Abs(x); {
-	case math.IsNaN(x):
+	if math.IsNaN(x) {
 		return ""
-	case a >= 1e12:
-		return sig3(x/1e12) + "T"
-	case a >= 1e9:
-		return sig3(x/1e9) + "G"
-	case a >= 1e6:
-		return sig3(x/1e6) + "M"
-	case a >= 1e4:
-		return sig3(x/1e3) + "k"
+	}
+	if s, ok := scaled(x, countUnits); ok {
+		return s
 	}
 	return strconv.FormatFloat(x, 'f', 0, 64)
 }

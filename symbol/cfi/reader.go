@@ -38,31 +38,35 @@ func (r *reader) u8() uint8 {
 	return v
 }
 
-func (r *reader) u16() uint16 {
-	if !r.need(2) {
-		return 0
+// take is the next n bytes, or nil past the end (the reader is then bad).
+func (r *reader) take(n int) []byte {
+	if !r.need(uint64(n)) {
+		return nil
 	}
-	v := binary.LittleEndian.Uint16(r.b[r.pos:])
-	r.pos += 2
-	return v
+	b := r.b[r.pos : r.pos+n]
+	r.pos += n
+	return b
+}
+
+func (r *reader) u16() uint16 {
+	if b := r.take(2); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
 }
 
 func (r *reader) u32() uint32 {
-	if !r.need(4) {
-		return 0
+	if b := r.take(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
 	}
-	v := binary.LittleEndian.Uint32(r.b[r.pos:])
-	r.pos += 4
-	return v
+	return 0
 }
 
 func (r *reader) u64() uint64 {
-	if !r.need(8) {
-		return 0
+	if b := r.take(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
 	}
-	v := binary.LittleEndian.Uint64(r.b[r.pos:])
-	r.pos += 8
-	return v
+	return 0
 }
 
 // addr reads a target address of size bytes (4 or 8).

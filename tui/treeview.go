@@ -230,7 +230,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 	}
 	if nameS != "" {
 		ns := st.Name
-		if slices.ContainsFunc(r.frames(), t.search.matches) {
+		if t.search.matches(g) || slices.ContainsFunc(r.links, t.search.matches) {
 			ns = st.Match
 		}
 		b.WriteString(ns.Render(nameS))

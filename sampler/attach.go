@@ -107,7 +107,7 @@ func (s *Session) scanThreads() (added int, err error) {
 		// record: forget it here.
 		for tid := range s.alive {
 			if !listed[tid] {
-				s.exited1(tid)
+				s.endTask(tid)
 			}
 		}
 	}
@@ -127,7 +127,7 @@ func (s *Session) scanThreads() (added int, err error) {
 			return added, err
 		}
 		added++
-		s.direct(tid)
+		s.useOwnEvents(tid)
 		if !s.alive[tid] {
 			s.alive[tid] = true
 			s.stats.threads.Add(1)

@@ -62,7 +62,7 @@ func (s *Session) launch() error {
 	s.procs[pid] = true
 	openErr := s.openWithFallbacks(pid)
 	if openErr == nil {
-		s.direct(pid)
+		s.useOwnEvents(pid)
 		openErr = s.openAllTasks()
 	}
 	if openErr == nil {

@@ -55,12 +55,12 @@ func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
 // dropEvents hands every event and ring to a goroutine that closes them and
 // leaves the session with none.
 func (s *Session) dropEvents() {
-	for fd := range s.owners {
+	for fd := range s.ringOwners {
 		unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	}
 	old := &Session{tidFDs: s.tidFDs, cpuFDs: s.cpuFDs, rings: s.rings, exitedFDs: s.exitedFDs, probes: s.probes, held: s.held}
 	s.held = nil
-	s.rings, s.ringFD, s.owners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
+	s.rings, s.ringFD, s.ringOwners, s.tidFDs, s.cpuFDs, s.exitedFDs = map[int]*ring{}, map[int]int{}, map[int]bool{}, map[int][]int{}, nil, nil
 	s.publishRings()
 	if len(old.held) > 0 {
 		// Its tracefs probes are deleted once it is closed: Close waits.

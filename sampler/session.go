@@ -27,7 +27,7 @@ type Session struct {
 	k          boundary
 	rings      map[int]*ring // by CPU
 	ringFD     map[int]int   // by CPU: the event whose ring the others write into
-	owners     map[int]bool  // the fds in ringFD
+	ringOwners map[int]bool  // the fds in ringFD
 	tidFDs     map[int][]int // by thread: its events (leaders and members)
 	exitedFDs  []int         // probe events of exited threads, not closed yet (see closeThread)
 	ids        map[uint64]EventRef
@@ -65,7 +65,7 @@ type Session struct {
 	poll      atomic.Int64 // cfg.PollInterval, for the reader
 	ringBytes atomic.Int64 // the data areas of ringList
 
-	fdID map[int]uint64 // by descriptor: its event's ID, to forget it on close
+	fdID map[int]uint64 // by descriptor: its event's ID, to retire it on close
 	// IDs of closed events, forgotten one drain later: their thread's last
 	// samples may still sit in another CPU's ring.
 	retired, retiring []uint64
@@ -139,7 +139,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 	}
 	s := &Session{
 		cfg: cfg, cpus: cpus, k: k, epfd: -1, pidfd: -1,
-		rings: map[int]*ring{}, ringFD: map[int]int{}, owners: map[int]bool{}, tidFDs: map[int][]int{},
+		rings: map[int]*ring{}, ringFD: map[int]int{}, ringOwners: map[int]bool{}, tidFDs: map[int][]int{},
 		ids: map[uint64]EventRef{}, fdID: map[int]uint64{}, alive: map[int]bool{}, procs: map[int]bool{},
 		root: map[int]int{}, heirs: map[int]int{}, leaders: map[int]bool{},
 		early: map[int]bool{}, earlier: map[int]bool{},

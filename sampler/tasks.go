@@ -22,7 +22,7 @@ import (
 func (s *Session) account(r *Record) bool {
 	switch r.Kind {
 	case KindSample:
-		if !s.mine(r) {
+		if !s.fromTarget(r) {
 			return false
 		}
 		s.stats.samples.Add(1)
@@ -52,7 +52,7 @@ func (s *Session) account(r *Record) bool {
 		if _, ok := s.root[int(r.TID)]; !ok && !s.alive[int(r.TID)] {
 			s.early[int(r.TID)] = true
 		}
-		s.exited1(int(r.TID))
+		s.endTask(int(r.TID))
 	case KindComm:
 		if r.Exec() && s.procs[int(r.PID)] {
 			s.stats.execs.Add(1)
@@ -64,9 +64,9 @@ func (s *Session) account(r *Record) bool {
 	return true
 }
 
-// mine reports whether a sample of an AllTasks group belongs to the
+// fromTarget reports whether a sample of an AllTasks group belongs to the
 // target: its process or one the target forked.
-func (s *Session) mine(r *Record) bool {
+func (s *Session) fromTarget(r *Record) bool {
 	ref, ok := s.ids[r.ID]
 	if !ok || !s.groups[ref.Group].allTasks {
 		return true
@@ -89,7 +89,7 @@ func (s *Session) forked(tid, ptid, pid int) {
 			// Gone before its events could be opened: none of its
 			// samples were taken, and no EXIT record will come.
 			s.stats.missed.Add(1)
-			s.exited1(tid)
+			s.endTask(tid)
 		case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
 			if s.ensureFiles(1) == nil && s.openThread(tid) == nil {
 				return
@@ -110,14 +110,16 @@ func (s *Session) forked(tid, ptid, pid int) {
 		// Opened directly while its creator, already sampled, was
 		// creating it: it inherited its creator's events as well, and
 		// would be sampled twice.
-		s.release(tid)
+		s.releaseEvents(tid)
 	}
 	s.root[tid] = r
 	s.heirs[r]++
 }
 
-// exited1 takes the exit of one of the target's tasks.
-func (s *Session) exited1(tid int) {
+// endTask takes the exit of one of the target's tasks: it no longer counts
+// as alive, a child process it ends is retired, and the events that sample it
+// are closed (followed threads) or released (inherited events).
+func (s *Session) endTask(tid int) {
 	if s.alive[tid] {
 		delete(s.alive, tid)
 		s.stats.threads.Add(-1)
@@ -131,14 +133,14 @@ func (s *Session) exited1(tid int) {
 		return
 	}
 	if _, ok := s.root[tid]; ok {
-		s.release(tid)
+		s.releaseEvents(tid)
 		delete(s.root, tid)
 	}
 }
 
-// release ends tid's use of the events it is sampled by, and closes them
-// when no other live task uses them.
-func (s *Session) release(tid int) {
+// releaseEvents ends tid's use of the events it is sampled by, and closes
+// them when no other live task uses them.
+func (s *Session) releaseEvents(tid int) {
 	r := s.root[tid]
 	if s.heirs[r]--; s.heirs[r] <= 0 {
 		delete(s.heirs, r)
@@ -146,8 +148,9 @@ func (s *Session) release(tid int) {
 	}
 }
 
-// direct records that tid is sampled by events opened on it.
-func (s *Session) direct(tid int) {
+// useOwnEvents records that tid is sampled by events opened on it directly
+// (not inherited): it is their root, and one of their users.
+func (s *Session) useOwnEvents(tid int) {
 	if s.cfg.Follow {
 		return
 	}
@@ -192,12 +195,12 @@ func (s *Session) reconcile() {
 	}
 	for tid := range s.alive {
 		if gone(tid) {
-			s.exited1(tid)
+			s.endTask(tid)
 		}
 	}
 	for tid := range s.root {
 		if gone(tid) {
-			s.exited1(tid)
+			s.endTask(tid)
 		}
 	}
 	if s.cfg.Follow {

@@ -28,7 +28,7 @@ func (s *Session) openThread(tid int) error {
 	var fds []int
 	fail := func(err error) error {
 		for _, fd := range fds {
-			s.forget(fd)
+			s.retireEvent(fd)
 		}
 		closeAll(fds)
 		return err
@@ -48,7 +48,7 @@ func (s *Session) openThread(tid int) error {
 				return fail(err)
 			}
 			fds = append(fds, fd)
-			if err := s.recordID(fd, gi, 0); err != nil {
+			if err := s.learnEventID(fd, gi, 0); err != nil {
 				return fail(err)
 			}
 			s.leaders[fd] = true
@@ -59,7 +59,7 @@ func (s *Session) openThread(tid int) error {
 					return fail(fmt.Errorf("counter %s: %w", g.names[mi], err))
 				}
 				fds = append(fds, mfd)
-				if err := s.recordID(mfd, gi, mi+1); err != nil {
+				if err := s.learnEventID(mfd, gi, mi+1); err != nil {
 					return fail(err)
 				}
 			}
@@ -95,7 +95,7 @@ func (s *Session) openThread(tid int) error {
 			}
 			s.rings[cpu] = r
 			s.ringFD[cpu] = fd
-			s.owners[fd] = true
+			s.ringOwners[fd] = true
 			s.publishRings()
 		}
 	}
@@ -108,7 +108,10 @@ func (s *Session) openThread(tid int) error {
 // minRingPages is the smallest ring Open falls back to.
 const minRingPages = 8
 
-func (s *Session) recordID(fd, group, member int) error {
+// learnEventID reads the ID of fd's event, which samples and group reads
+// carry, and remembers which event it is (group, member) and how its samples
+// are laid out.
+func (s *Session) learnEventID(fd, group, member int) error {
 	var id uint64
 	if err := ioctlID(fd, &id); err != nil {
 		return fmt.Errorf("event id: %w", err)
@@ -154,7 +157,7 @@ func (s *Session) openAllTasks() error {
 			}
 			s.cpuFDs = append(s.cpuFDs, fd)
 			s.leaders[fd] = true
-			if err := s.recordID(fd, gi, 0); err != nil {
+			if err := s.learnEventID(fd, gi, 0); err != nil {
 				return err
 			}
 			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
@@ -243,13 +246,13 @@ func (s *Session) closeThread(tid int) {
 	keep := fds[:0]
 	for _, fd := range fds {
 		switch {
-		case s.owners[fd]:
+		case s.ringOwners[fd]:
 			keep = append(keep, fd)
 		case slow:
-			s.forget(fd)
+			s.retireEvent(fd)
 			s.exitedFDs = append(s.exitedFDs, fd)
 		default:
-			s.forget(fd)
+			s.retireEvent(fd)
 			unix.Close(fd)
 		}
 	}
@@ -268,9 +271,10 @@ func (s *Session) closeThread(tid int) {
 // that keeps making threads must not use up the descriptors.
 const maxExitedFDs = 4096
 
-// forget drops what the session knows of an event about to be closed. Its
-// ID is kept until the drain after next, for samples still in the rings.
-func (s *Session) forget(fd int) {
+// retireEvent drops what the session knows of an event about to be closed
+// but its ID, which is retired: forgotten at the drain after next
+// (forgetRetired), for samples still in the rings.
+func (s *Session) retireEvent(fd int) {
 	delete(s.leaders, fd)
 	if id, ok := s.fdID[fd]; ok {
 		delete(s.fdID, fd)

@@ -104,7 +104,7 @@ func (s *Session) scanThreads() (added int, err error) {
 	}
 	if complete && s.cfg.Follow {
 		// A thread that ended without events of its own left no EXIT
-		// record: forget it here.
+		// record: end it here.
 		for tid := range s.alive {
 			if !listed[tid] {
 				s.endTask(tid)

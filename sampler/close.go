@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Close releases every event, ring and descriptor. A launched target still
-// running is killed.
+// Close closes every event and descriptor and unmaps every ring. A launched
+// target still running is killed.
 func (s *Session) Close() error {
 	if s.closed {
 		return nil

@@ -66,10 +66,11 @@ func newRing(mem []byte) (*ring, error) {
 }
 
 // readAll calls fn for every complete record between the consumer tail and
-// the kernel's head, then releases the space. fn's argument aliases the ring
-// or the scratch buffer and is only valid during the call. It returns the
-// number of records read and stops early at a corrupt header (a size of zero
-// would otherwise spin forever), dropping the rest of that batch.
+// the kernel's head, then hands the space back to the kernel. fn's argument
+// aliases the ring or the scratch buffer and is only valid during the call.
+// It returns the number of records read and stops early at a corrupt header
+// (a size of zero would otherwise spin forever), dropping the rest of that
+// batch.
 func (r *ring) readAll(fn func(raw []byte)) (n int, corrupt bool) {
 	head := atomic.LoadUint64(&r.meta.Data_head) // acquire: records before head are complete
 	tail := atomic.LoadUint64(&r.meta.Data_tail)

@@ -185,7 +185,7 @@ func (s *Session) watch() {
 	}
 }
 
-// reconcile forgets threads that are gone although no EXIT record said so
+// reconcile ends the threads that are gone although no EXIT record said so
 // (it was lost with a full ring): their events are closed and they no
 // longer count as alive.
 func (s *Session) reconcile() {

@@ -229,7 +229,7 @@ func (s *Session) openErr(err error, tid int) error {
 	return fmt.Errorf("perf_event_open: %w", err)
 }
 
-// closeThread releases a dead thread's events, except those that own a
+// closeThread closes a dead thread's events, except those that own a
 // ring: the ring stays mapped while other threads write into it. Events of
 // a configuration with uprobes are not closed here: closing one waits for
 // the kernel to unregister its uprobe (0.1 to 0.5 s each), and when a

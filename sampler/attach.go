@@ -104,10 +104,10 @@ func (s *Session) scanThreads() (added int, err error) {
 	}
 	if complete && s.cfg.Follow {
 		// A thread that ended without events of its own left no EXIT
-		// record: forget it here.
+		// record: end it here.
 		for tid := range s.alive {
 			if !listed[tid] {
-				s.exited1(tid)
+				s.endTask(tid)
 			}
 		}
 	}
@@ -127,7 +127,7 @@ func (s *Session) scanThreads() (added int, err error) {
 			return added, err
 		}
 		added++
-		s.direct(tid)
+		s.useOwnEvents(tid)
 		if !s.alive[tid] {
 			s.alive[tid] = true
 			s.stats.threads.Add(1)

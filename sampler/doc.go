@@ -4,6 +4,9 @@
 // one with the events already enabled). It emits batches of decoded records;
 // it knows nothing about symbols or trees.
 //
-// ring.go is the only file that touches mmap and unsafe. record.go decodes
-// raw record bytes and is portable, so it can be fuzzed and tested anywhere.
+// ring.go is the only file that touches mmap. unsafe is used only at the
+// kernel's interface: the ring's metadata page (ring.go), the size of
+// perf_event_attr and a uprobe's path (attrs.go), and PERF_EVENT_IOC_ID
+// (threadevents.go). record.go decodes raw record bytes and is portable, so
+// it can be fuzzed and tested anywhere.
 package sampler

@@ -62,7 +62,7 @@ func (s *Session) launch() error {
 	s.procs[pid] = true
 	openErr := s.openWithFallbacks(pid)
 	if openErr == nil {
-		s.direct(pid)
+		s.useOwnEvents(pid)
 		openErr = s.openAllTasks()
 	}
 	if openErr == nil {
@@ -100,7 +100,7 @@ func (s *Session) ExitCode() (int, string) {
 }
 
 // ProbeLaunch starts path with args under PTRACE_TRACEME, as launching a
-// command does, releases it and waits for it to end: nil means cctop can
+// command does, detaches from it and waits for it to end: nil means cctop can
 // launch commands here. A refusal comes back explained.
 func ProbeLaunch(path string, args ...string) error {
 	cmd := exec.Command(path, args...)

@@ -246,6 +246,22 @@ func MlockAllowance() string {
 	return fmt.Sprintf("kernel.perf_event_mlock_kb=%s x %d CPUs for all of this user's rings, then RLIMIT_MEMLOCK %s", kb, ncpu, lim)
 }
 
+// MayLockMemory reports whether cctop may lock more memory for its rings
+// than kernel.perf_event_mlock_kb allows a user: it has CAP_IPC_LOCK.
+func MayLockMemory() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			caps, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return caps&(1<<unix.CAP_IPC_LOCK) != 0
+		}
+	}
+	return false
+}
+
 // ringDenied: even the smallest ring is over the allowance.
 func ringDenied(pages int, err error) error {
 	return &PermissionError{
@@ -329,6 +345,14 @@ func FixKallsyms() string {
 		return "run as root (CAP_SYSLOG), or `sysctl kernel.kptr_restrict=0` and kernel.perf_event_paranoid=1"
 	}
 	return "`sysctl kernel.kptr_restrict=1` and run as root"
+}
+
+func paranoid() string {
+	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // paranoidLevel is kernel.perf_event_paranoid, 2 when unreadable.

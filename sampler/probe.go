@@ -97,7 +97,7 @@ func (c *Counter) Read() (uint64, error) {
 	return binary.NativeEndian.Uint64(buf[:]), nil
 }
 
-// Close releases the counter and its uprobe.
+// Close closes the counter, and with it its uprobe.
 func (c *Counter) Close() error { return unix.Close(c.fd) }
 
 // ProbeAttach opens a user-space clock event on process pid and closes it:
@@ -119,7 +119,7 @@ func ProbeAttach(pid int) error {
 }
 
 // ProbeRings maps one ring of pages data pages per online CPU, as a
-// session does, and releases them: nil means rings of that size fit this
+// session does, and unmaps them: nil means rings of that size fit this
 // user's locked-memory allowance now (other sessions of the same user
 // share it). A refusal comes back explained.
 func ProbeRings(pages int) error {

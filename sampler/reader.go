@@ -146,7 +146,7 @@ func (s *Session) copyRings(c *chunk) {
 // publishRings makes the rings as they are now the ones the reader reads.
 // Call it with readMu held, or while no reader runs, whenever s.rings
 // changes; a ring dropped from the list may be unmapped once readMu is
-// released.
+// unlocked.
 func (s *Session) publishRings() {
 	list := make([]*ring, 0, len(s.rings))
 	var n int64

@@ -14,7 +14,7 @@ import (
 
 // ring is the consumer side of one perf mmap ring: a metadata page followed
 // by 2^n data pages that the kernel writes records into. This file is the
-// only one that touches mmap and unsafe.
+// only one that touches mmap.
 type ring struct {
 	mem     []byte // the whole mapping (nil for a fake ring in tests)
 	meta    *unix.PerfEventMmapPage
@@ -66,10 +66,11 @@ func newRing(mem []byte) (*ring, error) {
 }
 
 // readAll calls fn for every complete record between the consumer tail and
-// the kernel's head, then releases the space. fn's argument aliases the ring
-// or the scratch buffer and is only valid during the call. It returns the
-// number of records read and stops early at a corrupt header (a size of zero
-// would otherwise spin forever), dropping the rest of that batch.
+// the kernel's head, then hands the space back to the kernel. fn's argument
+// aliases the ring or the scratch buffer and is only valid during the call.
+// It returns the number of records read and stops early at a corrupt header
+// (a size of zero would otherwise spin forever), dropping the rest of that
+// batch.
 func (r *ring) readAll(fn func(raw []byte)) (n int, corrupt bool) {
 	head := atomic.LoadUint64(&r.meta.Data_head) // acquire: records before head are complete
 	tail := atomic.LoadUint64(&r.meta.Data_tail)
@@ -124,25 +125,4 @@ func (r *ring) close() error {
 	err := unix.Munmap(r.mem)
 	r.mem, r.meta, r.data = nil, nil, nil
 	return err
-}
-
-const unsafeSizeofAttr = unsafe.Sizeof(unix.PerfEventAttr{})
-
-// ioctlID reads an event's id (PERF_EVENT_IOC_ID), which group reads report
-// next to each value.
-func ioctlID(fd int, id *uint64) error {
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.PERF_EVENT_IOC_ID), uintptr(unsafe.Pointer(id)))
-	if errno != 0 {
-		return errno
-	}
-	return nil
-}
-
-// uprobeAttr fills the uprobe PMU's attr fields: config1 carries a pointer
-// to the binary's path as a C string, config2 the file offset. The caller
-// keeps path alive (runtime.KeepAlive) until perf_event_open returns.
-func uprobeAttr(a *unix.PerfEventAttr, typ uint32, path []byte, offset uint64) {
-	a.Type = typ
-	a.Ext1 = uint64(uintptr(unsafe.Pointer(&path[0])))
-	a.Ext2 = offset
 }

@@ -16,13 +16,14 @@ import (
 type ProbeTrial struct {
 	Hits []uint64
 	CPU  time.Duration
-	// close releases the trial's events; called after the probes that are
-	// kept have events of their own, so that their uprobes stay
-	// registered instead of being torn down and set up again.
+	// close closes the trial's events and releases its probes; called
+	// after the probes that are kept have events of their own, so that
+	// their uprobes stay registered instead of being torn down and set up
+	// again.
 	close func()
 }
 
-// Close releases the trial's events and probes.
+// Close closes the trial's events and releases its probes.
 func (t *ProbeTrial) Close() {
 	if t != nil && t.close != nil {
 		t.close()
@@ -40,7 +41,7 @@ func (t *ProbeTrial) Close() {
 func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duration) (*ProbeTrial, error) {
 	var held []uint64
 	var ints []int
-	release := func() {
+	closeTrial := func() {
 		closeAll(ints)
 		s.probes.release(held)
 	}
@@ -61,13 +62,13 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 			if s.probes.usable() {
 				id, err := s.probes.acquire(sp.UprobePath, sp.UprobeOffset)
 				if err != nil {
-					release()
+					closeTrial()
 					return nil, err
 				}
 				held = append(held, id)
 				ma.Type, ma.Config = unix.PERF_TYPE_TRACEPOINT, id
 			} else if err := s.setEventPMU(&ma, sp, &ga); err != nil {
-				release()
+				closeTrial()
 				return nil, err
 			}
 			fd, err := s.k.perfOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
@@ -82,7 +83,7 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 			leaders = append(leaders, lfd)
 		}
 	}
-	t.close = release
+	t.close = closeTrial
 	if len(leaders) == 0 {
 		return t, fmt.Errorf("no thread to count calls on")
 	}

@@ -216,27 +216,21 @@ type cursor struct {
 }
 
 func (c *cursor) u64() uint64 {
-	if len(c.b) < 8 {
-		c.bad = true
-		c.b = nil
-		return 0
+	if b := c.bytes(8); b != nil {
+		return binary.NativeEndian.Uint64(b)
 	}
-	v := binary.NativeEndian.Uint64(c.b)
-	c.b = c.b[8:]
-	return v
+	return 0
 }
 
 func (c *cursor) u32() uint32 {
-	if len(c.b) < 4 {
-		c.bad = true
-		c.b = nil
-		return 0
+	if b := c.bytes(4); b != nil {
+		return binary.NativeEndian.Uint32(b)
 	}
-	v := binary.NativeEndian.Uint32(c.b)
-	c.b = c.b[4:]
-	return v
+	return 0
 }
 
+// bytes is the next n bytes, or nil past the end: the cursor is then bad and
+// empty.
 func (c *cursor) bytes(n int) []byte {
 	if n < 0 || len(c.b) < n {
 		c.bad = true

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // cleanupProbes are the functions the clean-up tests count with uprobes:
@@ -20,7 +22,7 @@ import (
 // closeSession to hand them to the release child, and few enough that it
 // releases them in seconds (each takes the kernel 0.1 to 0.5 s).
 func cleanupProbes() string {
-	return "uprobe:" + workloadPkg + "densityLeaf," + workloadPkg + "wideLeaf0"
+	return "uprobe:" + testutil.WorkloadPkg + "densityLeaf," + testutil.WorkloadPkg + "wideLeaf0"
 }
 
 // perfEvents counts the perf events pid holds open.

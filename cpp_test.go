@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // TestRecordCppNames: a C++ program's frames carry demangled names, with
@@ -14,20 +16,20 @@ import (
 func TestRecordCppNames(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := compile(t, dir, "g++", "testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
+	bin := testutil.Compile(t, dir, "g++", "engine/testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
 	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "t.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "t.pb.gz"))
 	// The leaf sets up no frame (gcc omits leaf frame pointers at -O2),
 	// so the frame-pointer chain alone would skip its caller, shapes::spin:
 	// the leaf's CFI recovers it.
 	want := []string{"shapes::Accumulator<long>::add(long)", "shapes::spin(shapes::Accumulator<long>&, int)", "main"}
-	col := valueIndex(t, p, "samples")
-	n, with := sumValue(t, p, "samples"), int64(0)
+	col := testutil.ValueIndex(t, p, "samples")
+	n, with := testutil.SumValue(t, p, "samples"), int64(0)
 	for _, s := range p.Sample {
-		if names := stackNames(s); len(names) >= len(want) && slices.Equal(names[:len(want)], want) {
+		if names := testutil.StackNames(s); len(names) >= len(want) && slices.Equal(names[:len(want)], want) {
 			with += s.Value[col]
 		}
 	}
@@ -54,7 +56,7 @@ func TestRecordCppNames(t *testing.T) {
 func TestRecordCppInlined(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := compile(t, dir, "g++", "testdata/inline.cc", "-O2", "-g")
+	bin := testutil.Compile(t, dir, "g++", "engine/testdata/inline.cc", "-O2", "-g")
 	stripped := filepath.Join(dir, "stripped")
 	for _, c := range [][]string{
 		{"objcopy", "--only-keep-debug", bin, stripped + ".debug"},
@@ -71,8 +73,8 @@ func TestRecordCppInlined(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("record exit %d:\n%s", code, stderr)
 		}
-		p := readProfile(t, filepath.Join(dir, "i.pb.gz"))
-		col := valueIndex(t, p, "samples")
+		p := testutil.ReadProfile(t, filepath.Join(dir, "i.pb.gz"))
+		col := testutil.ValueIndex(t, p, "samples")
 		var n, inlined int64
 		for _, s := range p.Sample {
 			n += s.Value[col]

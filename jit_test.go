@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // hotJS spends a few seconds in one recursive function, which V8 compiles
@@ -47,7 +49,7 @@ func TestRecordNodeJIT(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "done") {
 		t.Fatalf("record exit %d, node said %q:\n%s", code, stdout, stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "n.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "n.pb.gz"))
 	var named []string
 	for _, fn := range p.Function {
 		if strings.Contains(fn.Name, "hotLoopFib") {
@@ -60,7 +62,7 @@ func TestRecordNodeJIT(t *testing.T) {
 	var total, hot int64
 	for _, s := range p.Sample {
 		total += s.Value[0]
-		for _, name := range stackNames(s) {
+		for _, name := range testutil.StackNames(s) {
 			if strings.Contains(name, "hotLoopFib") {
 				hot += s.Value[0]
 				break

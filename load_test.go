@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // Load (issue 6): a target with 500 threads sampled at 999 Hz. The long
@@ -62,12 +64,12 @@ func TestRecordLoad(t *testing.T) {
 	samples, _ := strconv.Atoi(m[1])
 	threads, _ := strconv.Atoi(m[2])
 	lost, _ := strconv.Atoi(m[3])
-	p := readProfile(t, filepath.Join(dir, "load.pb.gz"))
-	if got := sumValue(t, p, "samples"); got != int64(samples) {
+	p := testutil.ReadProfile(t, filepath.Join(dir, "load.pb.gz"))
+	if got := testutil.SumValue(t, p, "samples"); got != int64(samples) {
 		t.Errorf("the profile holds %d samples, the summary says %d", got, samples)
 	}
 	tids := map[int64]bool{}
-	cpu := valueIndex(t, p, "cpu")
+	cpu := testutil.ValueIndex(t, p, "cpu")
 	for _, s := range p.Sample {
 		if len(s.Location) == 0 || s.Value[0] <= 0 || s.Value[cpu] <= 0 || len(s.NumLabel["thread_id"]) != 1 {
 			t.Fatalf("malformed sample: %d locations, values %v, labels %v", len(s.Location), s.Value, s.NumLabel)
@@ -76,7 +78,7 @@ func TestRecordLoad(t *testing.T) {
 	}
 	spin := 0
 	for _, s := range p.Sample {
-		if hasChain(stackNames(s), pkg+"spinLeaf", pkg+"spinCaller") {
+		if hasChain(testutil.StackNames(s), pkg+"spinLeaf", pkg+"spinCaller") {
 			spin += int(s.Value[0])
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/workload"
 )
 
@@ -85,8 +86,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDoctor(args[1:], stdout)
 	case "workload":
 		err = cmdWorkload(args[1:], stdout, stderr)
-	case releaseCmd:
-		release(args[1:])
+	case engine.ReleaseCmd:
+		engine.Release(args[1:])
 		return 0
 	case "help", "-h", "--help", "-help":
 		printUsage(stdout)
@@ -101,6 +102,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printUsage(stdout)
 		return 0
 	}
+	var ue *engine.UsageError
+	if errors.As(err, &ue) {
+		err = usageError("%s", ue.Msg)
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		fmt.Fprintf(stderr, "cctop: %s\n", ee.msg)
@@ -114,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, defaultMaxNodes, defaultMaxLog)
+	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, engine.DefaultMaxNodes, engine.DefaultMaxLog)
 }
 
 func oneLine(s string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cctop/cctop/engine"
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 )
 
@@ -20,50 +21,30 @@ import (
 var cctopBin string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == releaseCmd {
+	if len(os.Args) > 1 && os.Args[1] == engine.ReleaseCmd {
 		// A helper process running cctop's top (see runHelper) hands its
 		// probe events to its own executable, this test binary, to close.
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "cctop-test-")
-	if err != nil {
+	var err error
+	if cctopBin, err = testutil.BuildCctop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cctopBin = filepath.Join(dir, "cctop")
-	if out, err := exec.Command("go", "build", "-o", cctopBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(filepath.Dir(cctopBin))
 	os.Exit(code)
 }
 
 // runCctop runs the built binary and returns stdout, stderr and exit code.
 func runCctop(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(cctopBin, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return testutil.Run(t, cctopBin, dir, args...)
 }
 
-func skipIfNoPerf(t *testing.T) {
-	t.Helper()
-	ev, _ := sampler.ParseEvent("cpu-clock")
-	if err := sampler.ProbeEvent(ev, true); err != nil {
-		t.Skipf("perf_event_open not permitted here: %v", err)
-	}
-}
+func skipIfNoPerf(t *testing.T) { t.Helper(); testutil.SkipIfNoPerf(t) }
+
+func skipIfNoUprobes(t *testing.T) { t.Helper(); testutil.SkipIfNoUprobes(t, cctopBin) }
 
 // TestCLIErrors runs the binary on bad arguments: each gets a non-zero
 // exit and one line of error starting "cctop: ", never a panic or a stack

@@ -18,10 +18,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	_ "unsafe" // go:linkname
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/tui"
 )
 
@@ -600,7 +602,7 @@ func TestHelperPanicTUI(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicTUI" {
 		t.Skip("helper process of TestPanicInTUIRestoresTerminal")
 	}
-	fs, err := newFileSource("cct/testdata/runtime.pb.gz", "")
+	fs, err := engine.OpenProfile("cct/testdata/runtime.pb.gz", "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		helperExit(4)
@@ -653,6 +655,12 @@ func TestHelperPanicAggregator(t *testing.T) {
 	topWithComparisons(2)
 }
 
+// engineComparisons is the live aggregator's table of comparisons
+// (engine.comparisons), which the panic helpers cut short.
+//
+//go:linkname engineComparisons github.com/cctop/cctop/engine.comparisons
+var engineComparisons []string
+
 // helperCallsEnv is the --calls of topWithComparisons (default none).
 const helperCallsEnv = "CCTOP_TEST_CALLS"
 
@@ -660,7 +668,7 @@ const helperCallsEnv = "CCTOP_TEST_CALLS"
 // -loop` with the table of comparisons cut to its first keep entries, and
 // exits with its status.
 func topWithComparisons(keep int) {
-	comparisons = comparisons[:keep]
+	engineComparisons = engineComparisons[:keep]
 	bin := os.Getenv(helperBinEnv)
 	calls := cmp.Or(os.Getenv(helperCallsEnv), "none")
 	helperExit(run([]string{"top", "--calls", calls, "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))

@@ -16,7 +16,7 @@ import (
 func TestRecordCppNames(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := testutil.Compile(t, dir, "g++", "engine/testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
+	bin := testutil.Compile(t, dir, "g++", "testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
 	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
@@ -56,7 +56,7 @@ func TestRecordCppNames(t *testing.T) {
 func TestRecordCppInlined(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := testutil.Compile(t, dir, "g++", "engine/testdata/inline.cc", "-O2", "-g")
+	bin := testutil.Compile(t, dir, "g++", "testdata/inline.cc", "-O2", "-g")
 	stripped := filepath.Join(dir, "stripped")
 	for _, c := range [][]string{
 		{"objcopy", "--only-keep-debug", bin, stripped + ".debug"},

@@ -195,7 +195,7 @@ const pkg = "github.com/cctop/cctop/workload."
 // arming counters stops sampling for a while, long on a loaded machine.
 func TestRecordTargetFaults(t *testing.T) {
 	skipIfNoPerf(t)
-	forker := testutil.Compile(t, t.TempDir(), "gcc", "engine/testdata/forker.c", "-O0", "-fno-omit-frame-pointer")
+	forker := testutil.Compile(t, t.TempDir(), "gcc", "testdata/forker.c", "-O0", "-fno-omit-frame-pointer")
 	spin := []string{cctopBin, "workload", "spin"}
 	// About a second of shell arithmetic, then the spin workload in its place.
 	execScript := "i=0; while [ $i -lt 1200000 ]; do i=$((i+1)); done; exec " + cctopBin + " workload spin -duration 1s"

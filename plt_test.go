@@ -28,8 +28,8 @@ func buildPLT(t *testing.T, dir string, libFlags ...string) string {
 	lib := filepath.Join(dir, "libpltlib.so")
 	bin := filepath.Join(dir, "plt")
 	for _, args := range [][]string{
-		append([]string{"-O2", "-shared", "-fPIC", "-o", lib, "engine/testdata/pltlib.c"}, libFlags...),
-		{"-O2", "-o", bin, "engine/testdata/plt.c", "-L" + dir, "-lpltlib", "-Wl,-rpath," + dir},
+		append([]string{"-O2", "-shared", "-fPIC", "-o", lib, "testdata/pltlib.c"}, libFlags...),
+		{"-O2", "-o", bin, "testdata/plt.c", "-L" + dir, "-lpltlib", "-Wl,-rpath," + dir},
 	} {
 		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			t.Fatalf("gcc %v: %v\n%s", args, err, out)

@@ -79,7 +79,7 @@ func TestRecordDensity(t *testing.T) {
 func TestRecordAttach(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := testutil.Compile(t, dir, "gcc", "engine/testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
+	bin := testutil.Compile(t, dir, "gcc", "testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
 	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 5 s.
 	target := exec.Command(bin, "3", "1500", "5000")
 	stdout, _ := target.StdoutPipe()

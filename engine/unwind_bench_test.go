@@ -64,7 +64,7 @@ func BenchmarkIngestDWARF(b *testing.B) {
 	if _, err := os.Stat(debianPython); err != nil {
 		b.Skipf("%s not installed", debianPython)
 	}
-	script, err := filepath.Abs("bench/cpu_bound.py")
+	script, err := filepath.Abs("../bench/cpu_bound.py")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func shareWith(t *testing.T, p *profile.Profile, ok func(names []string) bool) (
 func TestUnwindFramelessLeaves(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := testutil.Compile(t, dir, "gcc", "testdata/leaves.c", "-O1", "-g")
+	bin := testutil.Compile(t, dir, "gcc", "../testdata/leaves.c", "-O1", "-g")
 	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2", "-o", "l.pb.gz", "--", bin, "100000000")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
@@ -76,7 +76,7 @@ func TestUnwindPython(t *testing.T) {
 		t.Skipf("%s not installed", debianPython)
 	}
 	dir := t.TempDir()
-	script, err := filepath.Abs("bench/cpu_bound.py")
+	script, err := filepath.Abs("../bench/cpu_bound.py")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestPlanUnwind(t *testing.T) {
 	// binary: a dynamically linked one may map libraries that need CFI.
 	dir := t.TempDir()
 	staticGo := filepath.Join(dir, "goinline")
-	build := exec.Command("go", "build", "-o", staticGo, "./testdata/goinline")
+	build := exec.Command("go", "build", "-o", staticGo, "../testdata/goinline")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -145,7 +145,7 @@ func TestPlanUnwind(t *testing.T) {
 		check([]string{exe}, unwindAuto, unwindDWARF)
 	}
 	check([]string{exe}, unwindDWARF, unwindDWARF)
-	fpC := testutil.Compile(t, dir, "gcc", "testdata/leaves.c", "-O2", "-fno-omit-frame-pointer")
+	fpC := testutil.Compile(t, dir, "gcc", "../testdata/leaves.c", "-O2", "-fno-omit-frame-pointer")
 	check([]string{fpC}, unwindAuto, unwindDWARF)
 	check([]string{fpC}, unwindFP, unwindFP)
 	if _, err := os.Stat(debianPython); err == nil {
@@ -213,7 +213,7 @@ func TestRecordGoInlined(t *testing.T) {
 	skipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "goinline")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/goinline")
+	build := exec.Command("go", "build", "-o", bin, "../testdata/goinline")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -39,11 +39,11 @@ func unwindLib(t *testing.T, dir, name string, cfi_ bool, flags ...string) strin
 	}
 	soname := "-Wl,-soname,libunw_" + name + ".so"
 	if cfi_ {
-		run(append(append([]string{"gcc", "-O2", "-shared", "-fPIC"}, flags...), soname, "-o", lib, "testdata/unwlib.c")...)
+		run(append(append([]string{"gcc", "-O2", "-shared", "-fPIC"}, flags...), soname, "-o", lib, "../testdata/unwlib.c")...)
 		return lib
 	}
 	obj := filepath.Join(dir, name+".o")
-	run(append(append([]string{"gcc", "-O2", "-fPIC", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}, flags...), "-c", "-o", obj, "testdata/unwlib.c")...)
+	run(append(append([]string{"gcc", "-O2", "-fPIC", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}, flags...), "-c", "-o", obj, "../testdata/unwlib.c")...)
 	// gcc emits no .eh_frame with these flags; should one appear, strip it.
 	run("objcopy", "--remove-section", ".eh_frame", "--remove-section", ".eh_frame_hdr", obj)
 	run("gcc", "-shared", "-Wl,--no-ld-generated-unwind-info", soname, "-o", lib, obj)
@@ -73,7 +73,7 @@ func unwindProg(t *testing.T, dir, name, lib string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, name)
 	libName := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(lib), "lib"), ".so")
-	args := append(append([]string{"-O2"}, flags...), "-o", bin, "testdata/unwmain.c",
+	args := append(append([]string{"-O2"}, flags...), "-o", bin, "../testdata/unwmain.c",
 		"-L"+filepath.Dir(lib), "-l"+libName, "-Wl,-rpath,"+filepath.Dir(lib))
 	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %v: %v\n%s", args, err, out)

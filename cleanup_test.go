@@ -220,7 +220,7 @@ func waitGone(t *testing.T, pid int, timeout time.Duration) {
 // launched is gone, and once cctop and its release child have exited no
 // perf event or uprobe of cctop is left.
 func TestTopCleanup(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	calls := cleanupProbes()
 	top := func(s *tmuxSession) {
 		s.run(cctopBin + " top --calls " + calls + " -- " + cctopBin + " workload density -loop")

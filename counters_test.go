@@ -42,7 +42,7 @@ func threadEdges(p *profile.Profile, col int, callee string) map[int64]map[corre
 // counting the leaf, calls/count over caller -> leaf edges matches the true
 // call counts of every thread, while samples/count keeps the time bias.
 func TestRecordCallsPerThread(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
 	// 12 rounds: the thread with the slowest leaf gets about 300 samples
 	// in phase C; with 6 (about 140) its calls/count overlap came within
@@ -99,7 +99,7 @@ func TestRecordCallsPerThread(t *testing.T) {
 // TestExactMatchesPerfStat: exact mode's total calls equal what perf stat
 // counts on the same uprobes.
 func TestExactMatchesPerfStat(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
@@ -148,7 +148,7 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	for _, f := range funcs {
 		names = append(names, testutil.WorkloadPkg+f)
 	}
-	_, stderr, code := runCctop(t, dir, append([]string{"record", "--trigger", "exact", "--calls", "uprobe:" + strings.Join(names, ","), "-o", "x.pb.gz", "--", cctopBin}, args...)...)
+	_, stderr, code := testutil.Run(t, cctopBin, dir, append([]string{"record", "--trigger", "exact", "--calls", "uprobe:" + strings.Join(names, ","), "-o", "x.pb.gz", "--", cctopBin}, args...)...)
 	if code != 0 {
 		t.Fatalf("record exact: %s", stderr)
 	}
@@ -167,11 +167,11 @@ func TestExactMatchesPerfStat(t *testing.T) {
 // period, when PERF_SAMPLE_PERIOD is asked for (perf_swevent_event); so a
 // 1000-call trigger sampled, and cost, as much as the exact one.
 func TestCallsTriggerPeriod(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
 	// 10 rounds x 2 phases x 2000 leaf calls.
 	const calls, period = 40000, 1000
-	_, stderr, code := runCctop(t, dir, "record", "--trigger", "calls", "-c", strconv.Itoa(period), "--calls", "uprobe:"+testutil.WorkloadPkg+"densityLeaf", "-o", "x.pb.gz",
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--trigger", "calls", "-c", strconv.Itoa(period), "--calls", "uprobe:"+testutil.WorkloadPkg+"densityLeaf", "-o", "x.pb.gz",
 		"--", cctopBin, "workload", "density", "-size", "500", "-calls", "2000", "-rounds", "10")
 	if code != 0 {
 		t.Fatalf("record calls: %s", stderr)
@@ -210,13 +210,13 @@ func appendFile(path, s string) error {
 // hottest functions, keeps them when they are cheap enough, and drops them
 // when their hits cost more than the budget.
 func TestAutoCountersBudget(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	if hpm.ProbeHW(hpm.DetectCPU()) == nil {
 		t.Skip("this machine has a hardware call counter: auto uses it")
 	}
 	dir := t.TempDir()
 	// 44 µs per leaf call: a sub-µs probe hit is about 1.5% of it.
-	_, cheap, code := runCctop(t, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-duration", "2s")
+	_, cheap, code := testutil.Run(t, cctopBin, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-duration", "2s")
 	if code != 0 {
 		t.Fatalf("record: %s", cheap)
 	}
@@ -230,7 +230,7 @@ func TestAutoCountersBudget(t *testing.T) {
 	// 1.3 µs per leaf call: counting every call would cost about half. The
 	// run is long enough for the counters to be armed and then judged when
 	// other tests load the machine (arming alone took 3 s in one CI run).
-	_, costly, code := runCctop(t, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "6s")
+	_, costly, code := testutil.Run(t, cctopBin, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "6s")
 	if code != 0 {
 		t.Fatalf("record: %s", costly)
 	}

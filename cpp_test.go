@@ -14,10 +14,10 @@ import (
 // namespaces and template arguments, and pprof keeps the linkage name as
 // the function's system name.
 func TestRecordCppNames(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "g++", "testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -54,7 +54,7 @@ func TestRecordCppNames(t *testing.T) {
 // stripped, with its debug information in a separate file found through
 // .gnu_debuglink, symbolizes the same.
 func TestRecordCppInlined(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "g++", "testdata/inline.cc", "-O2", "-g")
 	stripped := filepath.Join(dir, "stripped")
@@ -69,7 +69,7 @@ func TestRecordCppInlined(t *testing.T) {
 	}
 	const helper, caller = "long geo::detail::mix<long>(long)", "geo::Grid<long>::sweep(int)"
 	for _, target := range []string{bin, stripped} {
-		_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2", "-o", "i.pb.gz", "--", target, "60")
+		_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2", "-o", "i.pb.gz", "--", target, "60")
 		if code != 0 {
 			t.Fatalf("record exit %d:\n%s", code, stderr)
 		}

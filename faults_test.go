@@ -194,7 +194,7 @@ const pkg = "github.com/cctop/cctop/workload."
 // with --calls none (new threads inherit the events). Sample floors are low:
 // arming counters stops sampling for a while, long on a loaded machine.
 func TestRecordTargetFaults(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	forker := testutil.Compile(t, t.TempDir(), "gcc", "testdata/forker.c", "-O0", "-fno-omit-frame-pointer")
 	spin := []string{cctopBin, "workload", "spin"}
 	// About a second of shell arithmetic, then the spin workload in its place.
@@ -403,7 +403,7 @@ func checkDescriptors(t *testing.T, target, tool int) {
 // line say what happened, and it quits normally afterwards. A launched
 // target that exits is reported with its status.
 func TestTopTargetFaults(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	target := startTarget(t, cctopBin, "workload", "threads", "-loop", "-rate", "500", "-life", "2ms")
 	pid := target.Process.Pid
 	s := newTmux(t, 140, 40, fmt.Sprintf("%s top -p %d", cctopBin, pid))

@@ -30,7 +30,7 @@ console.log(sum > 0 ? "done" : "wrong");
 // node running a hot JavaScript function names that function, and its
 // frames carry a good share of the samples.
 func TestRecordNodeJIT(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node not installed")
@@ -40,7 +40,7 @@ func TestRecordNodeJIT(t *testing.T) {
 	if err := os.WriteFile(script, []byte(hotJS), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runCctop(t, dir, "record", "-d", "30s", "-o", "n.pb.gz", "--", node, "--perf-basic-prof", script)
+	stdout, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "30s", "-o", "n.pb.gz", "--", node, "--perf-basic-prof", script)
 	// node leaves its perf map behind.
 	var pid int
 	if _, err := fmt.Sscanf(stdout, "pid %d", &pid); err == nil {

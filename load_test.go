@@ -49,7 +49,7 @@ func startManyThreads(t *testing.T, n int, uid uint32) int {
 // is whole: as many samples as the summary says, every one with a stack
 // and a thread, from hundreds of the threads.
 func TestRecordLoad(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	pid := startManyThreads(t, 500, 0)
 	dir := t.TempDir()
 	c := startCctop(t, dir, "record", "-F", "999", "-d", "3s", "-p", strconv.Itoa(pid), "-o", "load.pb.gz")
@@ -118,7 +118,7 @@ const capSysResource = 24
 // under a low hard limit it raises that where it may (CAP_SYS_RESOURCE) and
 // otherwise says in one line which limit, how many it needs and the fix.
 func TestRecordFileLimit(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to set limits and switch users")
 	}

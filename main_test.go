@@ -26,25 +26,8 @@ func TestMain(m *testing.M) {
 		// probe events to its own executable, this test binary, to close.
 		os.Exit(0)
 	}
-	var err error
-	if cctopBin, err = testutil.BuildCctop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(filepath.Dir(cctopBin))
-	os.Exit(code)
+	os.Exit(testutil.Main(m, &cctopBin))
 }
-
-// runCctop runs the built binary and returns stdout, stderr and exit code.
-func runCctop(t *testing.T, dir string, args ...string) (string, string, int) {
-	t.Helper()
-	return testutil.Run(t, cctopBin, dir, args...)
-}
-
-func skipIfNoPerf(t *testing.T) { t.Helper(); testutil.SkipIfNoPerf(t) }
-
-func skipIfNoUprobes(t *testing.T) { t.Helper(); testutil.SkipIfNoUprobes(t, cctopBin) }
 
 // TestCLIErrors runs the binary on bad arguments: each gets a non-zero
 // exit and one line of error starting "cctop: ", never a panic or a stack
@@ -132,7 +115,7 @@ func TestCLIErrors(t *testing.T) {
 	var usage strings.Builder
 	printUsage(&usage)
 	for _, c := range cases {
-		_, stderr, code := runCctop(t, dir, c.args...)
+		_, stderr, code := testutil.Run(t, cctopBin, dir, c.args...)
 		checkCLIError(t, strings.Join(c.args, " "), code, stderr, c.code, c.want, usage.String())
 	}
 	if os.Geteuid() == 0 {
@@ -159,16 +142,16 @@ func TestCLIErrors(t *testing.T) {
 	}
 	cycles, _ := sampler.ParseEvent("cycles")
 	if sampler.ProbeEvent(cycles, true) != nil {
-		_, stderr, code := runCctop(t, dir, "record", "--calls", "hw", "--", "true")
+		_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "hw", "--", "true")
 		if code != 1 || !strings.Contains(stderr, "--calls hw: no hardware PMU here") {
 			t.Errorf("record --calls hw without a PMU: exit %d, %q", code, stderr)
 		}
-		_, stderr, code = runCctop(t, dir, "record", "-e", "cycles", "--", "true")
+		_, stderr, code = testutil.Run(t, cctopBin, dir, "record", "-e", "cycles", "--", "true")
 		if code != 1 || !strings.Contains(stderr, "no hardware PMU") || !strings.Contains(stderr, "-e cpu-clock") {
 			t.Errorf("record -e cycles without a PMU: exit %d, %q", code, stderr)
 		}
 	}
-	if _, _, code := runCctop(t, dir, "help"); code != 0 {
+	if _, _, code := testutil.Run(t, cctopBin, dir, "help"); code != 0 {
 		t.Errorf("help exits %d", code)
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".cctop-*")); len(m) > 0 {
@@ -218,7 +201,7 @@ func waitZombie(t *testing.T, pid int) {
 }
 
 func TestDoctor(t *testing.T) {
-	out, _, code := runCctop(t, t.TempDir(), "doctor")
+	out, _, code := testutil.Run(t, cctopBin, t.TempDir(), "doctor")
 	cycles, _ := sampler.ParseEvent("cycles")
 	clock, _ := sampler.ParseEvent("cpu-clock")
 	sampling := sampler.ProbeEvent(clock, true) == nil

@@ -101,7 +101,7 @@ func perfShares(t *testing.T, dir string) (map[string]float64, string) {
 // cctop's share is compared with that of the stub's addresses in perf's
 // report.
 func TestPLTStubsMatchPerf(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	for _, c := range []struct {
 		name  string
 		flags []string
@@ -128,7 +128,7 @@ func TestPLTStubsMatchPerf(t *testing.T) {
 				}
 				perfDone <- out
 			}()
-			_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2s", "-o", "p.pb.gz", "-p", pid)
+			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2s", "-o", "p.pb.gz", "-p", pid)
 			if code != 0 {
 				t.Fatalf("record exit %d:\n%s", code, stderr)
 			}
@@ -184,10 +184,10 @@ func stubRange(t *testing.T, path, name string) (uint64, uint64) {
 // (perf 6.1 names its samples _init+0x70: _init, of size 0, runs on over
 // .plt there.)
 func TestPLTExecutable(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := buildPLT(t, dir)
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "exe", "2")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "exe", "2")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -204,7 +204,7 @@ func TestPLTExecutable(t *testing.T) {
 // program headers), and pprof keeps its mapping and addresses so that
 // tools can symbolize it again.
 func TestUnnamedStrippedFunction(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	full := buildPLT(t, dir)
 	if err := os.Mkdir(filepath.Join(dir, "s"), 0o755); err != nil {
@@ -237,7 +237,7 @@ func TestUnnamedStrippedFunction(t *testing.T) {
 	}
 	want := fmt.Sprintf("[plt+%#x]", off)
 
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", stripped, "spin", "2")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", stripped, "spin", "2")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}

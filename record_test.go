@@ -21,9 +21,9 @@ import (
 // density workload's leaf takes twice the time under call site D as under
 // call site C, and the two phases are distinct contexts.
 func TestRecordDensity(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "d.pb.gz", "--", cctopBin, "workload", "density")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "3s", "-o", "d.pb.gz", "--", cctopBin, "workload", "density")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -77,7 +77,7 @@ func TestRecordDensity(t *testing.T) {
 // worker's samples carry full stacks from the thread start routine to the
 // leaf, and a thread created after the attach is sampled too.
 func TestRecordAttach(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "gcc", "testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
 	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 5 s.
@@ -110,7 +110,7 @@ func TestRecordAttach(t *testing.T) {
 			t.Fatal("workers did not start")
 		}
 	}
-	_, stderr, code := runCctop(t, dir, "record", "-p", fmt.Sprint(target.Process.Pid), "-d", "3s", "-o", "a.pb.gz")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", fmt.Sprint(target.Process.Pid), "-d", "3s", "-o", "a.pb.gz")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -184,7 +184,7 @@ func hasChain(names []string, want ...string) bool {
 // the profile, with the samples taken up to then; once cctop and its
 // release child have exited no perf event or uprobe of cctop is left.
 func TestRecordInterrupt(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(unix.SignalName(sig), func(t *testing.T) {
 			before := pids()

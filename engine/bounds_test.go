@@ -21,10 +21,10 @@ import (
 // still there, the hot contexts are intact, and the summary and the profile say what was
 // folded and how much of the log was dropped.
 func TestRecordBounds(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	const maxNodes, maxLog = 100, 300
-	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "b.pb.gz",
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "3s", "-o", "b.pb.gz",
 		"--max-nodes", strconv.Itoa(maxNodes), "--max-log", strconv.Itoa(maxLog),
 		"--calls", "uprobe:github.com/cctop/cctop/workload.recursiveBottom",
 		"--", cctopBin, "workload", "recursive", "-loop", "-depth", "10")
@@ -87,7 +87,7 @@ func TestRecordBounds(t *testing.T) {
 // TestLiveFoldKeepsBaseline: in the live profile a fold renumbers the tree under a
 // baseline taken before it; the baseline moves with it, whole, onto the folded nodes.
 func TestLiveFoldKeepsBaseline(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	l, stop := startLive(t, false, func(o *Options) { o.Calls, o.MaxNodes = "none", 100 })
 	defer stop()
 	waitSnap(t, l, "samples", func(s tui.Snapshot) bool { return s.Header.Samples > 200 })

@@ -72,7 +72,7 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 	if !(cf.budget >= 0 && cf.budget <= 100) {
 		return nil, usageError("--budget must be a percentage between 0 and 100, got %g", cf.budget)
 	}
-	if !validAlpha(cf.alpha) {
+	if !ValidAlpha(cf.alpha) {
 		return nil, usageError("--alpha must be >= 0 and finite, got %g", cf.alpha)
 	}
 	mode, err := hpm.ParseMode(cf.calls)
@@ -277,7 +277,7 @@ func probeCost(binary string) time.Duration {
 	return cheap
 }
 
-// validAlpha says whether a is a latency factor: finite and not negative.
-func validAlpha(a float64) bool {
+// ValidAlpha says whether a is a latency factor: finite and not negative.
+func ValidAlpha(a float64) bool {
 	return a >= 0 && !math.IsInf(a, 1)
 }

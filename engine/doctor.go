@@ -17,15 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// check is one line of the doctor's report.
-type check struct {
-	name   string
-	ok     bool
-	detail string
-	fix    string // what to do when !ok; empty when nothing can be done
-	fatal  bool   // !ok means cctop cannot sample at all
-}
-
 // Check is one line of the doctor's report.
 type Check struct {
 	Name   string
@@ -33,16 +24,6 @@ type Check struct {
 	Detail string
 	Fix    string // what to do when !OK; empty when nothing can be done
 	Fatal  bool   // !OK means cctop cannot sample at all
-}
-
-// Doctor checks what works on this machine, and says how to fix what
-// does not.
-func Doctor() []Check {
-	var out []Check
-	for _, c := range doctorChecks() {
-		out = append(out, Check{Name: c.name, OK: c.ok, Detail: c.detail, Fix: c.fix, Fatal: c.fatal})
-	}
-	return out
 }
 
 // DoctorProcess samples process pid for about 2 s with default unwinding
@@ -96,24 +77,26 @@ func doctorProcess(pid int, w io.Writer) error {
 	return nil
 }
 
-func doctorChecks() []check {
-	var cs []check
+// Doctor checks what works on this machine, and says how to fix what
+// does not.
+func Doctor() []Check {
+	var cs []Check
 	var uts unix.Utsname
 	unix.Uname(&uts)
-	cs = append(cs, check{name: "kernel", ok: true, detail: unix.ByteSliceToString(uts.Release[:]) + " " + unix.ByteSliceToString(uts.Machine[:])})
+	cs = append(cs, Check{Name: "kernel", OK: true, Detail: unix.ByteSliceToString(uts.Release[:]) + " " + unix.ByteSliceToString(uts.Machine[:])})
 
 	clock, _ := sampler.ParseEvent("cpu-clock")
 	userErr := sampler.ProbeEvent(clock, true)
 	cs = append(cs, paranoidCheck(userErr))
 	cs = append(cs, capsCheck())
-	cs = append(cs, check{name: "cpu-clock sampling", ok: userErr == nil, fatal: true,
-		detail: errDetail(userErr, "user space of own processes"),
-		fix:    sampler.FixPerfEvent()})
+	cs = append(cs, Check{Name: "cpu-clock sampling", OK: userErr == nil, Fatal: true,
+		Detail: errDetail(userErr, "user space of own processes"),
+		Fix:    sampler.FixPerfEvent()})
 
 	kernErr := sampler.ProbeEvent(clock, false)
-	cs = append(cs, check{name: "kernel frames", ok: kernErr == nil,
-		detail: errDetail(kernErr, "kernel call chains included"),
-		fix:    sampler.FixKernelFrames() + " (until then cctop samples user space only)"})
+	cs = append(cs, Check{Name: "kernel frames", OK: kernErr == nil,
+		Detail: errDetail(kernErr, "kernel call chains included"),
+		Fix:    sampler.FixKernelFrames() + " (until then cctop samples user space only)"})
 	if userErr == nil {
 		cs = append(cs, attachCheck(), ringCheck())
 	}
@@ -121,20 +104,20 @@ func doctorChecks() []check {
 
 	cycles, _ := sampler.ParseEvent("cycles")
 	hwErr := sampler.ProbeEvent(cycles, true)
-	hw := check{name: "hardware PMU", ok: hwErr == nil, detail: "cycles and call counters available"}
+	hw := Check{Name: "hardware PMU", OK: hwErr == nil, Detail: "cycles and call counters available"}
 	if hwErr != nil {
-		hw.detail = "absent: cycles: " + errText(hwErr) + "; sampling uses cpu-clock, call counts need the uprobe fallback"
+		hw.Detail = "absent: cycles: " + errText(hwErr) + "; sampling uses cpu-clock, call counts need the uprobe fallback"
 		if sampler.IsPermission(hwErr) {
-			hw.fix = sampler.FixPerfEvent()
+			hw.Fix = sampler.FixPerfEvent()
 		} else {
-			hw.fix = "none in software: a VM needs PMU passthrough (e.g. KVM -cpu host with vPMU enabled)"
+			hw.Fix = "none in software: a VM needs PMU passthrough (e.g. KVM -cpu host with vPMU enabled)"
 		}
 	}
 	cs = append(cs, hw)
 
 	up := uprobeCheck()
 	cs = append(cs, up)
-	cs = append(cs, callCounterCheck(up.ok))
+	cs = append(cs, callCounterCheck(up.OK))
 
 	cs = append(cs, unwindCheck())
 	cs = append(cs, kallsymsCheck())
@@ -143,26 +126,26 @@ func doctorChecks() []check {
 
 // paranoidCheck reads kernel.perf_event_paranoid; userErr is whether this
 // user could open a user-space clock event on itself.
-func paranoidCheck(userErr error) check {
+func paranoidCheck(userErr error) Check {
 	par := readTrim("/proc/sys/kernel/perf_event_paranoid")
 	who := fmt.Sprintf("uid %d", os.Geteuid())
 	if sampler.PerfmonCapable() {
 		who += " with CAP_PERFMON: not restricted by it"
 	}
-	c := check{name: "perf_event_paranoid", ok: true, detail: fmt.Sprintf("%s (%s; %s)", par, paranoidMeaning(par), who)}
+	c := Check{Name: "perf_event_paranoid", OK: true, Detail: fmt.Sprintf("%s (%s; %s)", par, paranoidMeaning(par), who)}
 	switch {
 	case (par == "3" || par == "4") && userErr == nil && !sampler.PerfmonCapable():
-		c.detail = fmt.Sprintf("%s (Debian and Ubuntu kernels refuse unprivileged users at %s; this kernel treats it as 2; %s)", par, par, who)
+		c.Detail = fmt.Sprintf("%s (Debian and Ubuntu kernels refuse unprivileged users at %s; this kernel treats it as 2; %s)", par, par, who)
 	case userErr != nil && sampler.IsPermission(userErr):
-		c.ok = false
-		c.fix = sampler.FixPerfEvent()
+		c.OK = false
+		c.Fix = sampler.FixPerfEvent()
 	}
 	return c
 }
 
 // capsCheck lists the capabilities that lift cctop's limits and whether
 // this process has them (effective set).
-func capsCheck() check {
+func capsCheck() Check {
 	caps := []struct {
 		c         int
 		name, set string
@@ -186,43 +169,43 @@ func capsCheck() check {
 		set = append(set, c.set)
 		without = append(without, c.without)
 	}
-	c := check{name: "capabilities", ok: len(without) == 0, detail: fmt.Sprintf("uid %d", os.Geteuid())}
+	c := Check{Name: "capabilities", OK: len(without) == 0, Detail: fmt.Sprintf("uid %d", os.Geteuid())}
 	if len(have) > 0 {
-		c.detail += " has " + strings.Join(have, ", ")
+		c.Detail += " has " + strings.Join(have, ", ")
 	}
 	if len(lack) > 0 {
-		c.detail += "; lacks " + strings.Join(lack, ", ")
+		c.Detail += "; lacks " + strings.Join(lack, ", ")
 	}
-	if !c.ok {
-		c.detail += ": " + strings.Join(without, ", ")
-		c.fix = "run as root, or " + sampler.Setcap(strings.Join(set, ","))
+	if !c.OK {
+		c.Detail += ": " + strings.Join(without, ", ")
+		c.Fix = "run as root, or " + sampler.Setcap(strings.Join(set, ","))
 	}
 	return c
 }
 
 // attachCheck tries what -p does on a process of another user (pid 1,
 // root's init, when this is not root).
-func attachCheck() check {
-	c := check{name: "attach (-p)", ok: true}
+func attachCheck() Check {
+	c := Check{Name: "attach (-p)", OK: true}
 	const yama = "Yama's ptrace_scope does not restrict -p (perf's check is read-mode ptrace)"
 	err := sampler.ProbeAttach(1)
 	switch {
 	case err == nil && sampler.Capable(unix.CAP_SYS_PTRACE):
-		c.detail = "any process (CAP_SYS_PTRACE); " + yama
+		c.Detail = "any process (CAP_SYS_PTRACE); " + yama
 	case err == nil:
-		c.detail = "own processes, and pid 1; " + yama
+		c.Detail = "own processes, and pid 1; " + yama
 	default:
-		c.ok = false
-		c.detail = "own processes only (same uid and gid, not setuid, dumpable): pid 1: " + errText(err) + "; " + yama
-		c.fix = sampler.FixAttach(-1)
+		c.OK = false
+		c.Detail = "own processes only (same uid and gid, not setuid, dumpable): pid 1: " + errText(err) + "; " + yama
+		c.Fix = sampler.FixAttach(-1)
 	}
 	return c
 }
 
 // ringCheck maps rings of the size a session starts with, smaller ones
 // when those are refused, the way the sampler steps down.
-func ringCheck() check {
-	c := check{name: "ring buffers", ok: true}
+func ringCheck() Check {
+	c := Check{Name: "ring buffers", OK: true}
 	allow := sampler.MlockAllowance()
 	kib := func(pages int) int { return (pages + 1) * os.Getpagesize() / 1024 }
 	pages := sampler.DefaultRingPages
@@ -233,19 +216,19 @@ func ringCheck() check {
 	}
 	switch {
 	case err == nil && pages == sampler.DefaultRingPages:
-		c.detail = fmt.Sprintf("%d KiB per CPU fit; allowance: %s", kib(pages), allow)
+		c.Detail = fmt.Sprintf("%d KiB per CPU fit; allowance: %s", kib(pages), allow)
 	case err == nil:
-		c.ok = false
-		c.detail = fmt.Sprintf("only %d KiB per CPU fit of the %d KiB cctop wants (records are lost sooner); allowance: %s", kib(pages), kib(sampler.DefaultRingPages), allow)
-		c.fix = sampler.FixMlock()
+		c.OK = false
+		c.Detail = fmt.Sprintf("only %d KiB per CPU fit of the %d KiB cctop wants (records are lost sooner); allowance: %s", kib(pages), kib(sampler.DefaultRingPages), allow)
+		c.Fix = sampler.FixMlock()
 	case sampler.IsPermission(err):
-		c.ok = false
-		c.fatal = true
-		c.detail = fmt.Sprintf("not even %d KiB per CPU fit: sampling fails; allowance: %s", kib(pages), allow)
-		c.fix = sampler.FixMlock()
+		c.OK = false
+		c.Fatal = true
+		c.Detail = fmt.Sprintf("not even %d KiB per CPU fit: sampling fails; allowance: %s", kib(pages), allow)
+		c.Fix = sampler.FixMlock()
 	default:
-		c.ok = false
-		c.detail = "cannot map a ring: " + errText(err)
+		c.OK = false
+		c.Detail = "cannot map a ring: " + errText(err)
 	}
 	return c
 }
@@ -253,23 +236,23 @@ func ringCheck() check {
 // callCounterCheck says which call counter density correction will use
 // here (--calls auto): the hardware event for this CPU, or the uprobe
 // fallback and what a hit costs.
-func callCounterCheck(uprobes bool) check {
-	c := check{name: "call counter"}
+func callCounterCheck(uprobes bool) Check {
+	c := Check{Name: "call counter"}
 	cpu := hpm.DetectCPU()
 	src, err := hpm.Choose(hpm.Mode{Kind: "auto"}, cpu, hpm.ProbeHW(cpu))
 	switch {
 	case err != nil:
-		c.detail = err.Error()
+		c.Detail = err.Error()
 	case src.Kind == "hw":
-		c.ok = true
-		c.detail = hpm.Describe(src, 0)
+		c.OK = true
+		c.Detail = hpm.Describe(src, 0)
 	case src.Kind == "uprobe" && uprobes:
 		cost, _ := hpm.MeasureUprobeCostAfterStackCheck(2000)
-		c.ok = true
-		c.detail = "hardware counters absent; fallback in use: " + hpm.Describe(src, cost)
+		c.OK = true
+		c.Detail = "hardware counters absent; fallback in use: " + hpm.Describe(src, cost)
 	default:
-		c.detail = "no hardware call counter and no uprobes: density correction is unavailable (record with --calls none)"
-		c.fix = sampler.FixUprobes() + " for the uprobe fallback"
+		c.Detail = "no hardware call counter and no uprobes: density correction is unavailable (record with --calls none)"
+		c.Fix = sampler.FixUprobes() + " for the uprobe fallback"
 	}
 	return c
 }
@@ -282,23 +265,23 @@ const doctorProbeName = "github.com/cctop/cctop/engine.doctorProbeTarget"
 //go:noinline
 func doctorProbeTarget(x int) int { return x*31 + 7 }
 
-func uprobeCheck() check {
-	c := check{name: "uprobes", fix: sampler.FixUprobes() + "; the kernel needs CONFIG_UPROBE_EVENTS"}
+func uprobeCheck() Check {
+	c := Check{Name: "uprobes", Fix: sampler.FixUprobes() + "; the kernel needs CONFIG_UPROBE_EVENTS"}
 	const without = ": --calls uprobe:F and --trigger calls|exact fail, --calls auto counts nothing (cctop needs no tracefs access)"
 	var perm *sampler.PermissionError
 	if _, err := sampler.UprobeType(); err == nil && errors.As(sampler.UprobesPermitted(), &perm) {
-		c.detail, c.fix = perm.What+without, perm.Fix
+		c.Detail, c.Fix = perm.What+without, perm.Fix
 		return c
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		c.detail = "cannot find own executable: " + err.Error()
+		c.Detail = "cannot find own executable: " + err.Error()
 		return c
 	}
 	off, err := symbol.FuncOffset(exe, doctorProbeName)
 	if err != nil {
-		c.detail = "cannot place a test probe: " + err.Error()
-		c.fix = ""
+		c.Detail = "cannot place a test probe: " + err.Error()
+		c.Fix = ""
 		return c
 	}
 	// The counter follows this thread only: keep the goroutine on it.
@@ -307,11 +290,11 @@ func uprobeCheck() check {
 	ctr, err := sampler.OpenUprobeCounter(exe, off, 0)
 	if sampler.IsPermission(err) {
 		perm = sampler.UprobesDenied(err).(*sampler.PermissionError)
-		c.detail, c.fix = perm.What+without, perm.Fix
+		c.Detail, c.Fix = perm.What+without, perm.Fix
 		return c
 	}
 	if err != nil {
-		c.detail = errText(err)
+		c.Detail = errText(err)
 		return c
 	}
 	defer ctr.Close()
@@ -324,16 +307,16 @@ func uprobeCheck() check {
 	n, err := ctr.Read()
 	switch {
 	case err != nil:
-		c.detail = "probe placed but unreadable: " + err.Error()
+		c.Detail = "probe placed but unreadable: " + err.Error()
 	case n < hits:
-		c.detail = fmt.Sprintf("probe placed but counted %d of %d calls", n, hits)
+		c.Detail = fmt.Sprintf("probe placed but counted %d of %d calls", n, hits)
 	default:
-		c.ok = true
-		c.detail = fmt.Sprintf("counted %d of %d calls to a probed function", n, hits)
+		c.OK = true
+		c.Detail = fmt.Sprintf("counted %d of %d calls to a probed function", n, hits)
 		if ok, where := sampler.TracefsProbes(); ok {
-			c.detail += "; counting probes go through " + where + " (one uprobe per probe, inherited by new threads, removed at exit)"
+			c.Detail += "; counting probes go through " + where + " (one uprobe per probe, inherited by new threads, removed at exit)"
 		} else {
-			c.detail += "; tracefs probes unavailable (" + where + "): the uprobe PMU instead, whose events close slowly (0.1 s each) and are opened per thread"
+			c.Detail += "; tracefs probes unavailable (" + where + "): the uprobe PMU instead, whose events close slowly (0.1 s each) and are opened per thread"
 		}
 	}
 	return c
@@ -342,36 +325,36 @@ func uprobeCheck() check {
 // unwindCheck says how user stacks will be unwound: whether samples may
 // carry stack copies for DWARF unwinding, and whether the C library every
 // C program runs on keeps frame pointers.
-func unwindCheck() check {
-	c := check{name: "stack unwinding"}
+func unwindCheck() Check {
+	c := Check{Name: "stack unwinding"}
 	err := sampler.ProbeStackCopy()
 	if err != nil {
-		c.detail = "frame pointers only (--unwind fp): user stack copies: " + errText(err)
-		c.fix = "code without frame pointers loses frames; " + sampler.FixUprobes()
+		c.Detail = "frame pointers only (--unwind fp): user stack copies: " + errText(err)
+		c.Fix = "code without frame pointers loses frames; " + sampler.FixUprobes()
 		return c
 	}
-	c.ok = true
-	c.detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per module and frame (doctor -p PID shows a process's result)", defaultStackSize)
+	c.OK = true
+	c.Detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per module and frame (doctor -p PID shows a process's result)", defaultStackSize)
 	for _, libc := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"} {
 		if _, err := os.Stat(libc); err == nil {
 			_, why := symbol.FramePointers(libc)
-			c.detail += "; " + why
+			c.Detail += "; " + why
 			break
 		}
 	}
 	return c
 }
 
-func kallsymsCheck() check {
-	c := check{name: "kernel symbols", fix: sampler.FixKallsyms()}
+func kallsymsCheck() Check {
+	c := Check{Name: "kernel symbols", Fix: sampler.FixKallsyms()}
 	if n := sampler.KallsymsNote(); n != "" {
-		c.detail = strings.TrimPrefix(n, "kernel frames stay unnamed: ")
-		c.detail, _, _ = strings.Cut(c.detail, "; ")
-		c.detail += ": kernel frames stay unnamed"
+		c.Detail = strings.TrimPrefix(n, "kernel frames stay unnamed: ")
+		c.Detail, _, _ = strings.Cut(c.Detail, "; ")
+		c.Detail += ": kernel frames stay unnamed"
 		return c
 	}
-	c.ok = true
-	c.detail = "/proc/kallsyms readable"
+	c.OK = true
+	c.Detail = "/proc/kallsyms readable"
 	return c
 }
 
@@ -422,8 +405,8 @@ func readTrim(path string) string {
 // ptraceCheck launches this executable the way cctop launches a command,
 // under PTRACE_TRACEME, which Yama's ptrace_scope 3, a seccomp filter or a
 // tracer following cctop's children refuse.
-func ptraceCheck() check {
-	c := check{name: "launch (ptrace)", ok: true}
+func ptraceCheck() Check {
+	c := Check{Name: "launch (ptrace)", OK: true}
 	scope := readTrim("/proc/sys/kernel/yama/ptrace_scope")
 	yama := "kernel.yama.ptrace_scope=" + scope
 	if scope == "unknown" {
@@ -434,14 +417,14 @@ func ptraceCheck() check {
 		err = sampler.ProbeLaunch(exe, ReleaseCmd)
 	}
 	if err != nil {
-		c.ok = false
-		c.detail = errText(err) + "; " + yama
+		c.OK = false
+		c.Detail = errText(err) + "; " + yama
 		var perm *sampler.PermissionError
 		if errors.As(err, &perm) {
-			c.detail, c.fix = perm.What+"; "+yama, perm.Fix
+			c.Detail, c.Fix = perm.What+"; "+yama, perm.Fix
 		}
 		return c
 	}
-	c.detail = yama + ": PTRACE_TRACEME works, launched commands are sampled from their first instruction"
+	c.Detail = yama + ": PTRACE_TRACEME works, launched commands are sampled from their first instruction"
 	return c
 }

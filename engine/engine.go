@@ -91,12 +91,6 @@ func usageError(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// ValidAlpha says whether a is a latency factor: finite and not negative.
-func ValidAlpha(a float64) bool { return validAlpha(a) }
-
-// Describe is the one-line form of cfg's sampling parameters.
-func Describe(cfg sampler.Config) string { return describe(cfg) }
-
 // Record samples cfg's target under plan until it exits or ctx ends, and
 // builds its tree. A target the session launched is stopped when ctx ends
 // first, and its last samples are kept. The caller closes the recording.
@@ -154,10 +148,3 @@ func OpenProfile(path, basePath string) (tui.Source, error) {
 	}
 	return s, nil
 }
-
-// CheckWritable reports, before a run, whether an output could be written
-// at path.
-func CheckWritable(path string) error { return checkWritable(path) }
-
-// WriteFileAtomic writes data to path atomically.
-func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
 )
@@ -18,7 +19,7 @@ import (
 // workload's leaf shows up under both of its callers, then close; and
 // record the same workload headless and export the profile.
 func TestEngineDirect(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	clock, err := sampler.ParseEvent("cpu-clock")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // TestEval runs `cctop eval` as a user would and checks the acceptance
@@ -16,9 +18,9 @@ func TestEval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("samples three workloads three times each (about a minute)")
 	}
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
-	out, stderr, code := runCctop(t, dir, "eval", "--json", "eval.json")
+	out, stderr, code := testutil.Run(t, cctopBin, dir, "eval", "--json", "eval.json")
 	if code != 0 {
 		t.Fatalf("eval exit %d:\n%s", code, stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
 )
@@ -78,7 +79,7 @@ func waitSnap(t *testing.T, l *Live, what string, ok func(tui.Snapshot) bool) tu
 // thread's weights, and g cycles the running sampler through the calls and
 // exact triggers and back, after which the exact run is the comparison.
 func TestLiveCountersAndTriggers(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	l, stop := startLive(t, true, func(o *Options) { o.Calls = "uprobe:" + workloadPkg + "densityLeaf" })
 	stopped := false
 	defer func() {

@@ -13,7 +13,7 @@ import (
 // truncated stacks stop, by module.
 func (l *Live) counters() *tui.Counters {
 	cfg := l.sess.Config()
-	rate := describe(cfg)
+	rate := Describe(cfg)
 	if l.plan.trigger != triggerTime {
 		period := cfg.Period // a hardware call counter leads
 		if len(cfg.Extra) > 0 {

@@ -92,7 +92,7 @@ func (l *Live) cycleTrigger() {
 	}
 	switch to {
 	case triggerTime:
-		l.send(tui.StatusMsg{Text: "trigger time: " + describe(l.sess.Config())})
+		l.send(tui.StatusMsg{Text: "trigger time: " + Describe(l.sess.Config())})
 		if from == triggerExact && l.exactCalls() != nil {
 			l.setComparison("exact run")
 		}

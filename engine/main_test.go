@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/cctop/cctop/internal/testutil"
@@ -20,22 +18,5 @@ func TestMain(m *testing.M) {
 		Release(os.Args[2:])
 		os.Exit(0)
 	}
-	var err error
-	if cctopBin, err = testutil.BuildCctop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(filepath.Dir(cctopBin))
-	os.Exit(code)
+	os.Exit(testutil.Main(m, &cctopBin))
 }
-
-// runCctop runs the built binary and returns stdout, stderr and exit code.
-func runCctop(t *testing.T, dir string, args ...string) (string, string, int) {
-	t.Helper()
-	return testutil.Run(t, cctopBin, dir, args...)
-}
-
-func skipIfNoPerf(t *testing.T) { t.Helper(); testutil.SkipIfNoPerf(t) }
-
-func skipIfNoUprobes(t *testing.T) { t.Helper(); testutil.SkipIfNoUprobes(t, cctopBin) }

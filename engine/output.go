@@ -20,7 +20,8 @@ import (
 // writes through a link into a place the user did not name. A symlinked
 // directory in the path is the user's to name and is followed.
 
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic writes data to path that way.
+func WriteFileAtomic(path string, data []byte) error {
 	return writeAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
@@ -65,9 +66,9 @@ func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// checkWritable fails early, before sampling, if the output can't be
+// CheckWritable fails early, before sampling, if the output can't be
 // written.
-func checkWritable(path string) error {
+func CheckWritable(path string) error {
 	if err := checkTarget(path); err != nil {
 		return err
 	}

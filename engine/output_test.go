@@ -58,8 +58,8 @@ func TestWriteAtomicSymlinks(t *testing.T) {
 		if err := os.Symlink(c.target, link); err != nil {
 			t.Fatal(err)
 		}
-		checkErr := checkWritable(link)
-		err := writeFileAtomic(link, []byte("profile\n"))
+		checkErr := CheckWritable(link)
+		err := WriteFileAtomic(link, []byte("profile\n"))
 		if c.wantErr != "" {
 			for _, e := range []error{checkErr, err} {
 				if e == nil || e.Error() != "cannot write "+link+": "+c.wantErr {
@@ -72,7 +72,7 @@ func TestWriteAtomicSymlinks(t *testing.T) {
 			continue
 		}
 		if checkErr != nil || err != nil {
-			t.Errorf("%s: checkWritable: %v; writeFileAtomic: %v", c.name, checkErr, err)
+			t.Errorf("%s: CheckWritable: %v; WriteFileAtomic: %v", c.name, checkErr, err)
 			continue
 		}
 		if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
@@ -97,10 +97,10 @@ func TestWriteAtomicSymlinks(t *testing.T) {
 	if err := os.Symlink(real, viaLink); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkWritable(filepath.Join(viaLink, "p.pb.gz")); err != nil {
+	if err := CheckWritable(filepath.Join(viaLink, "p.pb.gz")); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(filepath.Join(viaLink, "p.pb.gz"), []byte("x")); err != nil {
+	if err := WriteFileAtomic(filepath.Join(viaLink, "p.pb.gz"), []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if got := readString(t, filepath.Join(real, "p.pb.gz")); got != "x" {
@@ -144,11 +144,11 @@ func TestWriteAtomicFailure(t *testing.T) {
 	// A directory that is gone by the time of writing.
 	gone := filepath.Join(dir, "gone")
 	os.Mkdir(gone, 0o755)
-	if err := checkWritable(filepath.Join(gone, "p")); err != nil {
+	if err := CheckWritable(filepath.Join(gone, "p")); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(gone)
-	err := writeFileAtomic(filepath.Join(gone, "p"), []byte("x"))
+	err := WriteFileAtomic(filepath.Join(gone, "p"), []byte("x"))
 	if err == nil || err.Error() != "cannot write "+filepath.Join(gone, "p")+": no such file or directory" {
 		t.Errorf("error %v", err)
 	}
@@ -164,7 +164,7 @@ func TestWriteAtomicMode(t *testing.T) {
 	}
 	dir := t.TempDir()
 	fresh := filepath.Join(dir, "new")
-	if err := writeFileAtomic(fresh, []byte("x")); err != nil {
+	if err := WriteFileAtomic(fresh, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o666&^fs.FileMode(old) {
@@ -173,7 +173,7 @@ func TestWriteAtomicMode(t *testing.T) {
 	private := filepath.Join(dir, "private")
 	os.WriteFile(private, nil, 0o600)
 	os.Chmod(private, 0o600)
-	if err := writeFileAtomic(private, []byte("x")); err != nil {
+	if err := WriteFileAtomic(private, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(private); fi.Mode().Perm() != 0o600 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
 	"github.com/cctop/cctop/tui"
@@ -388,7 +389,7 @@ func pathText(tr *cct.Tree, id cct.NodeID) string {
 // [cctop probes] frame under the leaf, and the summary's share of samples
 // there is the profile's.
 func TestRecordFoldsProbes(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
 	calls := "auto"
 	if hpm.ProbeHW(hpm.DetectCPU()) == nil {
@@ -397,7 +398,7 @@ func TestRecordFoldsProbes(t *testing.T) {
 	}
 	// 11 µs a leaf call: about 5% of the time goes to the probe; a budget
 	// that keeps it counted whatever the trial sees on a busy machine.
-	_, stderr, code := runCctop(t, dir, "record", "--calls", calls, "--budget", "30", "-o", "p.pb.gz", "--",
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", calls, "--budget", "30", "-o", "p.pb.gz", "--",
 		cctopBin, "workload", "density", "-size", "5000", "-calls", "200", "-duration", "3s")
 	if code != 0 {
 		t.Fatalf("record: %s", stderr)
@@ -448,7 +449,7 @@ func TestRecordFoldsProbes(t *testing.T) {
 // share of the snapshot's samples in [cctop probes], also after a reset
 // replaced the builder.
 func TestLiveFoldsProbes(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	l, stop := startLive(t, false, func(o *Options) { o.Calls = "uprobe:" + workloadPkg + "densityLeaf" })
 	defer stop()
 	if !l.sess.KernelFrames() {

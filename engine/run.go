@@ -193,7 +193,7 @@ func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
 func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 	sess, b, st, elapsed := rec.sess, rec.b, rec.sess.Stats(), rec.elapsed
 	fmt.Fprintf(w, "cctop: %d samples in %.1fs (%s), %d threads, %d lost, %d throttled\n",
-		b.samples, elapsed.Seconds(), describe(cfg), b.life.seen, st.Lost, st.Throttled)
+		b.samples, elapsed.Seconds(), Describe(cfg), b.life.seen, st.Lost, st.Throttled)
 	if rec.plan != nil {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
 		if b.weights != nil && rec.plan.trigger == triggerTime {
@@ -269,9 +269,9 @@ func eventNames(cfg sampler.Config) string {
 	return strings.Join(names, ",")
 }
 
-// describe is the one-line form of the sampling parameters, for summaries
+// Describe is the one-line form of the sampling parameters, for summaries
 // and profile comments.
-func describe(cfg sampler.Config) string {
+func Describe(cfg sampler.Config) string {
 	if probesSample(cfg) {
 		return fmt.Sprintf("every %d calls of %d counted functions", samplePeriod(cfg), len(cfg.Extra))
 	}

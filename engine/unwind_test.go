@@ -32,10 +32,10 @@ func shareWith(t *testing.T, p *profile.Profile, ok func(names []string) bool) (
 // of the leaves' samples carry their real caller, which a frame-pointer
 // walk skips (perf record --call-graph fp shows the leaf under main).
 func TestUnwindFramelessLeaves(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "gcc", "../testdata/leaves.c", "-O1", "-g")
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2", "-o", "l.pb.gz", "--", bin, "100000000")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2", "-o", "l.pb.gz", "--", bin, "100000000")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -71,7 +71,7 @@ const debianPython = "/usr/bin/python3.11"
 // of samples reach Py_BytesMain (perf's frame-pointer walk reaches it in
 // none; its DWARF unwinding in over 99%).
 func TestUnwindPython(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	if _, err := os.Stat(debianPython); err != nil {
 		t.Skipf("%s not installed", debianPython)
 	}
@@ -80,7 +80,7 @@ func TestUnwindPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "3", "-o", "py.pb.gz", "--", debianPython, script, "100000")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "3", "-o", "py.pb.gz", "--", debianPython, script, "100000")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -210,14 +210,14 @@ func TestMergeStacks(t *testing.T) {
 // inlined frame (a pprof Location with several Lines) under the function
 // that holds it.
 func TestRecordGoInlined(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "goinline")
 	build := exec.Command("go", "build", "-o", bin, "../testdata/goinline")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "g.pb.gz", "--", bin, "2")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "g.pb.gz", "--", bin, "2")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}

@@ -85,7 +85,7 @@ func unwindProg(t *testing.T, dir, name, lib string, flags ...string) string {
 func recordDefault(t *testing.T, dir, bin string) (string, []stackSample) {
 	t.Helper()
 	out := filepath.Base(bin) + ".pb.gz"
-	_, stderr, code := runCctop(t, dir, "record", "-o", out, "--", bin, "2")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-o", out, "--", bin, "2")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -123,7 +123,7 @@ func inOrder(names []string, want ...string) bool {
 // reach main through the library's entry function, and the library's
 // samples carry all three of its frames.
 func TestUnwindAcrossModules(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	noFPLib := unwindLib(t, dir, "nofp", true, "-fomit-frame-pointer")
 	if fdes(t, noFPLib) == 0 {
@@ -176,7 +176,7 @@ func TestUnwindAcrossModules(t *testing.T) {
 // library that skip its callers (a frame-pointer walk from it lands in
 // main, skipping run and lib_entry).
 func TestUnwindStopsWithoutCFI(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	lib := unwindLib(t, dir, "nocfi", false, "-fomit-frame-pointer")
 	bin := unwindProg(t, dir, "prog_nocfi", lib, "-fno-omit-frame-pointer")
@@ -215,7 +215,7 @@ func TestUnwindStopsWithoutCFI(t *testing.T) {
 // whose file is truncated after it was mapped: cctop gives named frames
 // where it can and [truncated] stacks where it cannot, and never panics.
 func TestUnwindBadModules(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	lib := unwindLib(t, dir, "corrupt", true, "-fomit-frame-pointer")
 	f, err := elf.Open(lib)
@@ -271,7 +271,7 @@ func TestUnwindBadModules(t *testing.T) {
 	if err := os.Truncate(tlib, cut); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := runCctop(t, dir, "record", "-d", "2", "-o", "trunc.pb.gz", "-p", fmt.Sprint(target.Process.Pid))
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "2", "-o", "trunc.pb.gz", "-p", fmt.Sprint(target.Process.Pid))
 	if code != 0 || strings.Contains(stderr, "panic") {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -306,7 +306,7 @@ func checkNamedOrTruncated(t *testing.T, ss []stackSample, stderr string) {
 // seconds with default unwinding and says where its stacks stop, by
 // module, after the usual checks.
 func TestDoctorProcess(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	lib := unwindLib(t, dir, "nocfi", false, "-fomit-frame-pointer")
 	bin := unwindProg(t, dir, "prog_nocfi", lib, "-fno-omit-frame-pointer")
@@ -315,7 +315,7 @@ func TestDoctorProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { target.Process.Kill(); target.Wait() }()
-	out, stderr, code := runCctop(t, dir, "doctor", "-p", fmt.Sprint(target.Process.Pid))
+	out, stderr, code := testutil.Run(t, cctopBin, dir, "doctor", "-p", fmt.Sprint(target.Process.Pid))
 	if code != 0 {
 		t.Fatalf("doctor -p exit %d:\n%s\n%s", code, out, stderr)
 	}
@@ -328,7 +328,7 @@ func TestDoctorProcess(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^stacks +NO +pid \d+ \(prog_nocfi\)`).MatchString(out) {
 		t.Errorf("no failing stacks line:\n%s", out)
 	}
-	if _, _, code := runCctop(t, dir, "doctor", "-p", "0"); code != 2 {
+	if _, _, code := testutil.Run(t, cctopBin, dir, "doctor", "-p", "0"); code != 2 {
 		t.Errorf("doctor -p 0: exit %d, want 2", code)
 	}
 }

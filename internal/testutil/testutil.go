@@ -171,3 +171,16 @@ func UnwoundShare(t *testing.T, summary string) float64 {
 	}
 	return pct
 }
+
+// Main is the body of a TestMain whose tests need the cctop binary: it
+// builds it into *bin, runs the tests, removes the binary and returns the
+// exit code.
+func Main(m *testing.M, bin *string) int {
+	var err error
+	if *bin, err = BuildCctop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(filepath.Dir(*bin))
+	return m.Run()
+}

@@ -1,6 +1,10 @@
 // Command cctop is a live profiler for Linux: it samples call stacks of a
 // running or launched process with perf_event_open and builds its calling
 // context tree. See README.md and design.md for the whole picture.
+//
+// This package is the command line only: the dispatch and usage here, the
+// flags in flags.go, and one file per command that turns its flags into
+// engine options and calls package engine, which does the profiling.
 package main
 
 import (

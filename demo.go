@@ -54,9 +54,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		Stdout:   io.Discard,
 	}
 	fmt.Fprintf(stderr, "cctop demo: sampling `cctop workload density` for 3 s (%s)...\n", engine.Describe(cfg))
-	// Time only: no call counting, and no bounds on a 3 s run.
+	// Time only, and no bounds on a 3 s run.
 	o := engine.DefaultOptions()
-	o.Calls, o.MaxNodes, o.MaxLog = "none", 0, 0
+	o.Calls, o.MaxNodes, o.MaxLog = "", 0, 0
 	plan, err := engine.Prepare(&cfg, o)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
 )
@@ -17,7 +18,7 @@ import (
 // without flags.
 type Options struct {
 	Trigger   string  // what takes a sample: TriggerTime, TriggerCalls or TriggerExact
-	Calls     string  // the call counter: auto, hw, none, or uprobe:F1,F2
+	Calls     string  // the call counter: auto, hw, none, or uprobe:F1,F2; "": time only, no counting planned at all
 	Alpha     float64 // latency factor of calls_adjusted
 	NoDensity bool    // leave call-density correction out of the weights
 	NoLatency bool    // leave sampling-latency correction out of the weights
@@ -70,11 +71,15 @@ func DefaultOptions() Options {
 // (counting events, stack copies, ring sizes) and plans the run. An error
 // in o itself is a *UsageError.
 func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
-	cf := countingFlags{trigger: o.Trigger, calls: o.Calls, alpha: o.Alpha,
-		noDensity: o.NoDensity, noLatency: o.NoLatency, budget: o.Budget}
-	plan, err := planCounting(cf, cfg, cfg.Period > 0)
-	if err != nil {
-		return nil, err
+	// Without Calls: time only, with no call counter to speak of.
+	plan := &Plan{trigger: triggerTime, source: hpm.Source{Kind: "none"}}
+	var err error
+	if o.Calls != "" {
+		cf := countingFlags{trigger: o.Trigger, calls: o.Calls, alpha: o.Alpha,
+			noDensity: o.NoDensity, noLatency: o.NoLatency, budget: o.Budget}
+		if plan, err = planCounting(cf, cfg, cfg.Period > 0); err != nil {
+			return nil, err
+		}
 	}
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
 	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // cleanupProbes are the functions the clean-up tests count with uprobes:
@@ -20,7 +22,7 @@ import (
 // closeSession to hand them to the release child, and few enough that it
 // releases them in seconds (each takes the kernel 0.1 to 0.5 s).
 func cleanupProbes() string {
-	return "uprobe:" + workloadPkg + "densityLeaf," + workloadPkg + "wideLeaf0"
+	return "uprobe:" + testutil.WorkloadPkg + "densityLeaf," + testutil.WorkloadPkg + "wideLeaf0"
 }
 
 // perfEvents counts the perf events pid holds open.
@@ -218,7 +220,7 @@ func waitGone(t *testing.T, pid int, timeout time.Duration) {
 // launched is gone, and once cctop and its release child have exited no
 // perf event or uprobe of cctop is left.
 func TestTopCleanup(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	calls := cleanupProbes()
 	top := func(s *tmuxSession) {
 		s.run(cctopBin + " top --calls " + calls + " -- " + cctopBin + " workload density -loop")

@@ -16,30 +16,16 @@ import (
 
 	"github.com/cctop/cctop/correct"
 	"github.com/cctop/cctop/hpm"
-	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/symbol"
 )
-
-func skipIfNoUprobes(t *testing.T) {
-	t.Helper()
-	skipIfNoPerf(t)
-	off, err := symbol.FuncOffset(cctopBin, workloadPkg+"densityLeaf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sampler.OpenUprobeCounter(cctopBin, off, 0)
-	if err != nil {
-		t.Skipf("uprobes not permitted here: %v", err)
-	}
-	c.Close()
-}
 
 // threadEdges sums one value column of a profile per thread over the
 // caller -> callee edges of the leaf frames named callee.
 func threadEdges(p *profile.Profile, col int, callee string) map[int64]map[correct.Edge]float64 {
 	out := map[int64]map[correct.Edge]float64{}
 	for _, s := range p.Sample {
-		names := stackNames(s)
+		names := testutil.StackNames(s)
 		if len(names) < 2 || names[0] != callee {
 			continue
 		}
@@ -56,12 +42,12 @@ func threadEdges(p *profile.Profile, col int, callee string) map[int64]map[corre
 // counting the leaf, calls/count over caller -> leaf edges matches the true
 // call counts of every thread, while samples/count keeps the time bias.
 func TestRecordCallsPerThread(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
 	// 12 rounds: the thread with the slowest leaf gets about 300 samples
 	// in phase C; with 6 (about 140) its calls/count overlap came within
 	// sampling noise of the 97% bound (95.7-99.4% over ten runs).
-	cmd := exec.Command(cctopBin, "record", "--user", "--calls", "uprobe:"+workloadPkg+"densityLeaf", "-o", "c.pb.gz", "--",
+	cmd := exec.Command(cctopBin, "record", "--user", "--calls", "uprobe:"+testutil.WorkloadPkg+"densityLeaf", "-o", "c.pb.gz", "--",
 		cctopBin, "workload", "density", "-threads", "3", "-size", "2000", "-calls", "5000", "-rounds", "12")
 	cmd.Dir = dir
 	var stdout, stderr strings.Builder
@@ -79,7 +65,7 @@ func TestRecordCallsPerThread(t *testing.T) {
 		var tid int64
 		var caller, callee string
 		var n float64
-		if k, _ := fmt.Sscanf(sc.Text(), "thread %d calls %s -> %s %g", &tid, &caller, &callee, &n); k == 4 && callee == workloadPkg+"densityLeaf" {
+		if k, _ := fmt.Sscanf(sc.Text(), "thread %d calls %s -> %s %g", &tid, &caller, &callee, &n); k == 4 && callee == testutil.WorkloadPkg+"densityLeaf" {
 			if truth[tid] == nil {
 				truth[tid] = map[correct.Edge]float64{}
 			}
@@ -89,11 +75,11 @@ func TestRecordCallsPerThread(t *testing.T) {
 	if len(truth) != 3 {
 		t.Fatalf("workload printed %d threads:\n%s", len(truth), stdout.String())
 	}
-	p := readProfile(t, filepath.Join(dir, "c.pb.gz"))
-	calls := threadEdges(p, valueIndex(t, p, "calls"), workloadPkg+"densityLeaf")
-	samples := threadEdges(p, valueIndex(t, p, "samples"), workloadPkg+"densityLeaf")
-	c := correct.Edge{Caller: workloadPkg + "densityPhaseC", Callee: workloadPkg + "densityLeaf"}
-	d := correct.Edge{Caller: workloadPkg + "densityPhaseD", Callee: workloadPkg + "densityLeaf"}
+	p := testutil.ReadProfile(t, filepath.Join(dir, "c.pb.gz"))
+	calls := threadEdges(p, testutil.ValueIndex(t, p, "calls"), testutil.WorkloadPkg+"densityLeaf")
+	samples := threadEdges(p, testutil.ValueIndex(t, p, "samples"), testutil.WorkloadPkg+"densityLeaf")
+	c := correct.Edge{Caller: testutil.WorkloadPkg + "densityPhaseC", Callee: testutil.WorkloadPkg + "densityLeaf"}
+	d := correct.Edge{Caller: testutil.WorkloadPkg + "densityPhaseD", Callee: testutil.WorkloadPkg + "densityLeaf"}
 	for tid, want := range truth {
 		got := correct.Overlap(calls[tid], want)
 		raw := correct.Overlap(samples[tid], want)
@@ -113,7 +99,7 @@ func TestRecordCallsPerThread(t *testing.T) {
 // TestExactMatchesPerfStat: exact mode's total calls equal what perf stat
 // counts on the same uprobes.
 func TestExactMatchesPerfStat(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
@@ -130,7 +116,7 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	group := fmt.Sprintf("cctoptest%d", os.Getpid())
 	var probes []string
 	for i, f := range funcs {
-		off, err := symbol.FuncOffset(cctopBin, workloadPkg+f)
+		off, err := symbol.FuncOffset(cctopBin, testutil.WorkloadPkg+f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,13 +146,13 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	dir := t.TempDir()
 	var names []string
 	for _, f := range funcs {
-		names = append(names, workloadPkg+f)
+		names = append(names, testutil.WorkloadPkg+f)
 	}
-	_, stderr, code := runCctop(t, dir, append([]string{"record", "--trigger", "exact", "--calls", "uprobe:" + strings.Join(names, ","), "-o", "x.pb.gz", "--", cctopBin}, args...)...)
+	_, stderr, code := testutil.Run(t, cctopBin, dir, append([]string{"record", "--trigger", "exact", "--calls", "uprobe:" + strings.Join(names, ","), "-o", "x.pb.gz", "--", cctopBin}, args...)...)
 	if code != 0 {
 		t.Fatalf("record exact: %s", stderr)
 	}
-	total := sumValue(t, readProfile(t, filepath.Join(dir, "x.pb.gz")), "calls")
+	total := testutil.SumValue(t, testutil.ReadProfile(t, filepath.Join(dir, "x.pb.gz")), "calls")
 	// 10 rounds x (2000 + 2000 leaf calls + 2 phase calls)
 	// cctop must count exactly. perf stat is the witness: once, in a run
 	// of the whole suite under -race, it counted 40021 (one extra hit,
@@ -181,17 +167,17 @@ func TestExactMatchesPerfStat(t *testing.T) {
 // period, when PERF_SAMPLE_PERIOD is asked for (perf_swevent_event); so a
 // 1000-call trigger sampled, and cost, as much as the exact one.
 func TestCallsTriggerPeriod(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
 	// 10 rounds x 2 phases x 2000 leaf calls.
 	const calls, period = 40000, 1000
-	_, stderr, code := runCctop(t, dir, "record", "--trigger", "calls", "-c", strconv.Itoa(period), "--calls", "uprobe:"+workloadPkg+"densityLeaf", "-o", "x.pb.gz",
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--trigger", "calls", "-c", strconv.Itoa(period), "--calls", "uprobe:"+testutil.WorkloadPkg+"densityLeaf", "-o", "x.pb.gz",
 		"--", cctopBin, "workload", "density", "-size", "500", "-calls", "2000", "-rounds", "10")
 	if code != 0 {
 		t.Fatalf("record calls: %s", stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "x.pb.gz"))
-	samples, hits := sumValue(t, p, "samples"), sumValue(t, p, "calls")
+	p := testutil.ReadProfile(t, filepath.Join(dir, "x.pb.gz"))
+	samples, hits := testutil.SumValue(t, p, "samples"), testutil.SumValue(t, p, "calls")
 	// Each per-CPU probe event carries fewer than a period of calls
 	// over at the end.
 	if samples > calls/period || samples < calls/period-int64(2*runtime.NumCPU()) {
@@ -224,27 +210,27 @@ func appendFile(path, s string) error {
 // hottest functions, keeps them when they are cheap enough, and drops them
 // when their hits cost more than the budget.
 func TestAutoCountersBudget(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	if hpm.ProbeHW(hpm.DetectCPU()) == nil {
 		t.Skip("this machine has a hardware call counter: auto uses it")
 	}
 	dir := t.TempDir()
 	// 44 µs per leaf call: a sub-µs probe hit is about 1.5% of it.
-	_, cheap, code := runCctop(t, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-duration", "2s")
+	_, cheap, code := testutil.Run(t, cctopBin, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-duration", "2s")
 	if code != 0 {
 		t.Fatalf("record: %s", cheap)
 	}
 	if !strings.Contains(cheap, "armed on workload.densityLeaf") || strings.Contains(cheap, "not count") {
 		t.Errorf("a cheap leaf should stay counted:\n%s", cheap)
 	}
-	calls := sumValue(t, readProfile(t, filepath.Join(dir, "a.pb.gz")), "calls")
+	calls := testutil.SumValue(t, testutil.ReadProfile(t, filepath.Join(dir, "a.pb.gz")), "calls")
 	if calls == 0 {
 		t.Error("calls/count is empty with the counter armed")
 	}
 	// 1.3 µs per leaf call: counting every call would cost about half. The
 	// run is long enough for the counters to be armed and then judged when
 	// other tests load the machine (arming alone took 3 s in one CI run).
-	_, costly, code := runCctop(t, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "6s")
+	_, costly, code := testutil.Run(t, cctopBin, dir, "record", "-o", "b.pb.gz", "--", cctopBin, "workload", "density", "-size", "600", "-duration", "6s")
 	if code != 0 {
 		t.Fatalf("record: %s", costly)
 	}

@@ -6,28 +6,30 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // TestRecordCppNames: a C++ program's frames carry demangled names, with
 // namespaces and template arguments, and pprof keeps the linkage name as
 // the function's system name.
 func TestRecordCppNames(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := compile(t, dir, "g++", "testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
+	bin := testutil.Compile(t, dir, "g++", "testdata/templates.cc", "-O2", "-g", "-fno-omit-frame-pointer")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "t.pb.gz", "--", bin, "1")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "t.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "t.pb.gz"))
 	// The leaf sets up no frame (gcc omits leaf frame pointers at -O2),
 	// so the frame-pointer chain alone would skip its caller, shapes::spin:
 	// the leaf's CFI recovers it.
 	want := []string{"shapes::Accumulator<long>::add(long)", "shapes::spin(shapes::Accumulator<long>&, int)", "main"}
-	col := valueIndex(t, p, "samples")
-	n, with := sumValue(t, p, "samples"), int64(0)
+	col := testutil.ValueIndex(t, p, "samples")
+	n, with := testutil.SumValue(t, p, "samples"), int64(0)
 	for _, s := range p.Sample {
-		if names := stackNames(s); len(names) >= len(want) && slices.Equal(names[:len(want)], want) {
+		if names := testutil.StackNames(s); len(names) >= len(want) && slices.Equal(names[:len(want)], want) {
 			with += s.Value[col]
 		}
 	}
@@ -52,9 +54,9 @@ func TestRecordCppNames(t *testing.T) {
 // stripped, with its debug information in a separate file found through
 // .gnu_debuglink, symbolizes the same.
 func TestRecordCppInlined(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := compile(t, dir, "g++", "testdata/inline.cc", "-O2", "-g")
+	bin := testutil.Compile(t, dir, "g++", "testdata/inline.cc", "-O2", "-g")
 	stripped := filepath.Join(dir, "stripped")
 	for _, c := range [][]string{
 		{"objcopy", "--only-keep-debug", bin, stripped + ".debug"},
@@ -67,12 +69,12 @@ func TestRecordCppInlined(t *testing.T) {
 	}
 	const helper, caller = "long geo::detail::mix<long>(long)", "geo::Grid<long>::sweep(int)"
 	for _, target := range []string{bin, stripped} {
-		_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2", "-o", "i.pb.gz", "--", target, "60")
+		_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2", "-o", "i.pb.gz", "--", target, "60")
 		if code != 0 {
 			t.Fatalf("record exit %d:\n%s", code, stderr)
 		}
-		p := readProfile(t, filepath.Join(dir, "i.pb.gz"))
-		col := valueIndex(t, p, "samples")
+		p := testutil.ReadProfile(t, filepath.Join(dir, "i.pb.gz"))
+		col := testutil.ValueIndex(t, p, "samples")
 		var n, inlined int64
 		for _, s := range p.Sample {
 			n += s.Value[col]

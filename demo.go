@@ -12,8 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cctop/cctop/cct"
-	"github.com/cctop/cctop/correct"
-	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/sampler"
 )
 
@@ -33,40 +32,43 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot find own executable: %v", err)
 	}
+	clock, err := sampler.ParseEvent("cpu-clock")
+	if err != nil {
+		return err
+	}
 	if !*headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) {
-		cfg := sampler.Config{Argv: demoArgv(exe), Leader: mustEvent("cpu-clock"), Freq: 999}
-		plan, err := planCounting(countingFlags{trigger: triggerTime, calls: "auto", alpha: correct.DefaultAlpha}, &cfg, false)
+		cfg := sampler.Config{Argv: demoArgv(exe), Leader: clock, Freq: 999}
+		plan, err := engine.Prepare(&cfg, engine.DefaultOptions())
 		if err != nil {
 			return err
 		}
-		if plan.unwind, err = planUnwind(unwindAuto, defaultStackSize, &cfg, exe); err != nil {
-			return err
-		}
-		plan.limits = defaultLimits
 		return runTop(cfg, plan, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()
 	cfg := sampler.Config{
 		Argv:     []string{exe, "workload", "density", "-duration", "3s"},
-		Leader:   mustEvent("cpu-clock"),
+		Leader:   clock,
 		Freq:     999,
 		UserOnly: true,
 		Stdout:   io.Discard,
 	}
-	fmt.Fprintf(stderr, "cctop demo: sampling `cctop workload density` for 3 s (%s)...\n", describe(cfg))
-	plan := &countingPlan{trigger: triggerTime, source: hpm.Source{Kind: "none"}}
-	if plan.unwind, err = planUnwind(unwindAuto, defaultStackSize, &cfg, exe); err != nil {
-		return err
-	}
-	rec, err := recordTarget(ctx, cfg, plan, stderr)
+	fmt.Fprintf(stderr, "cctop demo: sampling `cctop workload density` for 3 s (%s)...\n", engine.Describe(cfg))
+	// Time only, and no bounds on a 3 s run.
+	o := engine.DefaultOptions()
+	o.Calls, o.MaxNodes, o.MaxLog = "", 0, 0
+	plan, err := engine.Prepare(&cfg, o)
 	if err != nil {
 		return err
 	}
-	defer rec.sess.Close()
-	summary(stderr, cfg, rec)
+	rec, err := engine.Record(ctx, cfg, plan, stderr)
+	if err != nil {
+		return err
+	}
+	defer rec.Close(stderr)
+	rec.Summary(stderr)
 	fmt.Fprintln(stdout)
-	printTree(stdout, rec.b.tree, 0.01)
+	printTree(stdout, rec.Tree(), 0.01)
 	fmt.Fprintln(stdout, "\nBoth phases call densityLeaf equally often; phase D passes twice the input, so")
 	fmt.Fprintln(stdout, "timer samples give it twice the time. That is the call-density bias cctop corrects.")
 	return nil
@@ -75,14 +77,6 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-func mustEvent(name string) sampler.EventSpec {
-	e, err := sampler.ParseEvent(name)
-	if err != nil {
-		panic(err)
-	}
-	return e
 }
 
 // printTree writes the top-down tree as indented text, skipping nodes under

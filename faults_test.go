@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // Target faults (issue 6): the target exits, is killed, executes another
@@ -192,8 +194,8 @@ const pkg = "github.com/cctop/cctop/workload."
 // with --calls none (new threads inherit the events). Sample floors are low:
 // arming counters stops sampling for a while, long on a loaded machine.
 func TestRecordTargetFaults(t *testing.T) {
-	skipIfNoPerf(t)
-	forker := compile(t, t.TempDir(), "gcc", "testdata/forker.c", "-O0", "-fno-omit-frame-pointer")
+	testutil.SkipIfNoPerf(t)
+	forker := testutil.Compile(t, t.TempDir(), "gcc", "testdata/forker.c", "-O0", "-fno-omit-frame-pointer")
 	spin := []string{cctopBin, "workload", "spin"}
 	// About a second of shell arithmetic, then the spin workload in its place.
 	execScript := "i=0; while [ $i -lt 1200000 ]; do i=$((i+1)); done; exec " + cctopBin + " workload spin -duration 1s"
@@ -401,7 +403,7 @@ func checkDescriptors(t *testing.T, target, tool int) {
 // line say what happened, and it quits normally afterwards. A launched
 // target that exits is reported with its status.
 func TestTopTargetFaults(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	target := startTarget(t, cctopBin, "workload", "threads", "-loop", "-rate", "500", "-life", "2ms")
 	pid := target.Process.Pid
 	s := newTmux(t, 140, 40, fmt.Sprintf("%s top -p %d", cctopBin, pid))

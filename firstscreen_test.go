@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // uprobeHandlers are kernel functions a sample passes through only because a
@@ -23,7 +25,7 @@ var cutFigure = regexp.MustCompile(`[0-9.%]…|…[0-9]`)
 // the hot leaf and both its callers, uncut, and a header with no figure cut.
 // Then the flat view (t) ranks no uprobe handler frame.
 func TestDemoFirstScreenInTmux(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	s := newTmux(t, 80, 24, cctopBin+" demo")
 	start := time.Now()
 	names := []string{"workload.densityLeaf", "workload.densityPhaseD", "workload.densityPhaseC"}

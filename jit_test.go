@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // hotJS spends a few seconds in one recursive function, which V8 compiles
@@ -28,7 +30,7 @@ console.log(sum > 0 ? "done" : "wrong");
 // node running a hot JavaScript function names that function, and its
 // frames carry a good share of the samples.
 func TestRecordNodeJIT(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node not installed")
@@ -38,7 +40,7 @@ func TestRecordNodeJIT(t *testing.T) {
 	if err := os.WriteFile(script, []byte(hotJS), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runCctop(t, dir, "record", "-d", "30s", "-o", "n.pb.gz", "--", node, "--perf-basic-prof", script)
+	stdout, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "30s", "-o", "n.pb.gz", "--", node, "--perf-basic-prof", script)
 	// node leaves its perf map behind.
 	var pid int
 	if _, err := fmt.Sscanf(stdout, "pid %d", &pid); err == nil {
@@ -47,7 +49,7 @@ func TestRecordNodeJIT(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "done") {
 		t.Fatalf("record exit %d, node said %q:\n%s", code, stdout, stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "n.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "n.pb.gz"))
 	var named []string
 	for _, fn := range p.Function {
 		if strings.Contains(fn.Name, "hotLoopFib") {
@@ -60,7 +62,7 @@ func TestRecordNodeJIT(t *testing.T) {
 	var total, hot int64
 	for _, s := range p.Sample {
 		total += s.Value[0]
-		for _, name := range stackNames(s) {
+		for _, name := range testutil.StackNames(s) {
 			if strings.Contains(name, "hotLoopFib") {
 				hot += s.Value[0]
 				break

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // Load (issue 6): a target with 500 threads sampled at 999 Hz. The long
@@ -47,7 +49,7 @@ func startManyThreads(t *testing.T, n int, uid uint32) int {
 // is whole: as many samples as the summary says, every one with a stack
 // and a thread, from hundreds of the threads.
 func TestRecordLoad(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	pid := startManyThreads(t, 500, 0)
 	dir := t.TempDir()
 	c := startCctop(t, dir, "record", "-F", "999", "-d", "3s", "-p", strconv.Itoa(pid), "-o", "load.pb.gz")
@@ -62,12 +64,12 @@ func TestRecordLoad(t *testing.T) {
 	samples, _ := strconv.Atoi(m[1])
 	threads, _ := strconv.Atoi(m[2])
 	lost, _ := strconv.Atoi(m[3])
-	p := readProfile(t, filepath.Join(dir, "load.pb.gz"))
-	if got := sumValue(t, p, "samples"); got != int64(samples) {
+	p := testutil.ReadProfile(t, filepath.Join(dir, "load.pb.gz"))
+	if got := testutil.SumValue(t, p, "samples"); got != int64(samples) {
 		t.Errorf("the profile holds %d samples, the summary says %d", got, samples)
 	}
 	tids := map[int64]bool{}
-	cpu := valueIndex(t, p, "cpu")
+	cpu := testutil.ValueIndex(t, p, "cpu")
 	for _, s := range p.Sample {
 		if len(s.Location) == 0 || s.Value[0] <= 0 || s.Value[cpu] <= 0 || len(s.NumLabel["thread_id"]) != 1 {
 			t.Fatalf("malformed sample: %d locations, values %v, labels %v", len(s.Location), s.Value, s.NumLabel)
@@ -76,7 +78,7 @@ func TestRecordLoad(t *testing.T) {
 	}
 	spin := 0
 	for _, s := range p.Sample {
-		if hasChain(stackNames(s), pkg+"spinLeaf", pkg+"spinCaller") {
+		if hasChain(testutil.StackNames(s), pkg+"spinLeaf", pkg+"spinCaller") {
 			spin += int(s.Value[0])
 		}
 	}
@@ -116,7 +118,7 @@ const capSysResource = 24
 // under a low hard limit it raises that where it may (CAP_SYS_RESOURCE) and
 // otherwise says in one line which limit, how many it needs and the fix.
 func TestRecordFileLimit(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to set limits and switch users")
 	}

@@ -1,6 +1,10 @@
 // Command cctop is a live profiler for Linux: it samples call stacks of a
 // running or launched process with perf_event_open and builds its calling
 // context tree. See README.md and design.md for the whole picture.
+//
+// This package is the command line only: the dispatch and usage here, the
+// flags in flags.go, and one file per command that turns its flags into
+// engine options and calls package engine, which does the profiling.
 package main
 
 import (
@@ -12,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/workload"
 )
 
@@ -85,8 +90,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDoctor(args[1:], stdout)
 	case "workload":
 		err = cmdWorkload(args[1:], stdout, stderr)
-	case releaseCmd:
-		release(args[1:])
+	case engine.ReleaseCmd:
+		engine.Release(args[1:])
 		return 0
 	case "help", "-h", "--help", "-help":
 		printUsage(stdout)
@@ -101,6 +106,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printUsage(stdout)
 		return 0
 	}
+	var ue *engine.UsageError
+	if errors.As(err, &ue) {
+		err = usageError("%s", ue.Msg)
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		fmt.Fprintf(stderr, "cctop: %s\n", ee.msg)
@@ -114,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, defaultMaxNodes, defaultMaxLog)
+	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, engine.DefaultMaxNodes, engine.DefaultMaxLog)
 }
 
 func oneLine(s string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cctop/cctop/engine"
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 )
 
@@ -20,49 +21,12 @@ import (
 var cctopBin string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == releaseCmd {
+	if len(os.Args) > 1 && os.Args[1] == engine.ReleaseCmd {
 		// A helper process running cctop's top (see runHelper) hands its
 		// probe events to its own executable, this test binary, to close.
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "cctop-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cctopBin = filepath.Join(dir, "cctop")
-	if out, err := exec.Command("go", "build", "-o", cctopBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// runCctop runs the built binary and returns stdout, stderr and exit code.
-func runCctop(t *testing.T, dir string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(cctopBin, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
-}
-
-func skipIfNoPerf(t *testing.T) {
-	t.Helper()
-	ev, _ := sampler.ParseEvent("cpu-clock")
-	if err := sampler.ProbeEvent(ev, true); err != nil {
-		t.Skipf("perf_event_open not permitted here: %v", err)
-	}
+	os.Exit(testutil.Main(m, &cctopBin))
 }
 
 // TestCLIErrors runs the binary on bad arguments: each gets a non-zero
@@ -151,7 +115,7 @@ func TestCLIErrors(t *testing.T) {
 	var usage strings.Builder
 	printUsage(&usage)
 	for _, c := range cases {
-		_, stderr, code := runCctop(t, dir, c.args...)
+		_, stderr, code := testutil.Run(t, cctopBin, dir, c.args...)
 		checkCLIError(t, strings.Join(c.args, " "), code, stderr, c.code, c.want, usage.String())
 	}
 	if os.Geteuid() == 0 {
@@ -178,16 +142,16 @@ func TestCLIErrors(t *testing.T) {
 	}
 	cycles, _ := sampler.ParseEvent("cycles")
 	if sampler.ProbeEvent(cycles, true) != nil {
-		_, stderr, code := runCctop(t, dir, "record", "--calls", "hw", "--", "true")
+		_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "hw", "--", "true")
 		if code != 1 || !strings.Contains(stderr, "--calls hw: no hardware PMU here") {
 			t.Errorf("record --calls hw without a PMU: exit %d, %q", code, stderr)
 		}
-		_, stderr, code = runCctop(t, dir, "record", "-e", "cycles", "--", "true")
+		_, stderr, code = testutil.Run(t, cctopBin, dir, "record", "-e", "cycles", "--", "true")
 		if code != 1 || !strings.Contains(stderr, "no hardware PMU") || !strings.Contains(stderr, "-e cpu-clock") {
 			t.Errorf("record -e cycles without a PMU: exit %d, %q", code, stderr)
 		}
 	}
-	if _, _, code := runCctop(t, dir, "help"); code != 0 {
+	if _, _, code := testutil.Run(t, cctopBin, dir, "help"); code != 0 {
 		t.Errorf("help exits %d", code)
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".cctop-*")); len(m) > 0 {
@@ -237,7 +201,7 @@ func waitZombie(t *testing.T, pid int) {
 }
 
 func TestDoctor(t *testing.T) {
-	out, _, code := runCctop(t, t.TempDir(), "doctor")
+	out, _, code := testutil.Run(t, cctopBin, t.TempDir(), "doctor")
 	cycles, _ := sampler.ParseEvent("cycles")
 	clock, _ := sampler.ParseEvent("cpu-clock")
 	sampling := sampler.ProbeEvent(clock, true) == nil

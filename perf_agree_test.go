@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // TestPerfAgreement runs bench/perf_agree.sh: cctop and Linux perf sample
@@ -14,7 +16,7 @@ func TestPerfAgreement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Python workload three times (about 20 s)")
 	}
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	for _, tool := range []string{"perf", "python3", "awk"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)

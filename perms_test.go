@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 )
 
@@ -218,7 +219,7 @@ func wantNO(t *testing.T, out, name string, wants ...string) {
 
 func skipUnlessParanoid2(t *testing.T) {
 	t.Helper()
-	if p := readTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
+	if p := testutil.ReadTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
 		t.Skipf("perf_event_paranoid is %s, this test is about 2", p)
 	}
 }
@@ -261,7 +262,7 @@ func TestPermAttachOtherUser(t *testing.T) {
 		wantOneLine(t, strings.Join(args, " "), stderr, code,
 			"cannot sample process "+pid+" (sleep, owned by uid 0", "run as root", "setcap cap_perfmon,cap_sys_ptrace+ep")
 	}
-	if comm := readTrim("/proc/2/comm"); comm == "kthreadd" {
+	if comm := testutil.ReadTrim("/proc/2/comm"); comm == "kthreadd" {
 		_, stderr, code := runNobody(t, dir, nobodyEnv{}, "record", "-d", "1", "-o", "x.pb.gz", "--calls", "none", "-p", "2")
 		wantOneLine(t, "record -p 2", stderr, code, "cannot sample process 2 (kthreadd, a kernel thread)", "as root")
 	}

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/google/pprof/profile"
-
-	"github.com/cctop/cctop/symbol"
 )
 
 // buildPLT builds testdata/plt.c against testdata/pltlib.c, the library
@@ -52,7 +51,7 @@ func buildPLT(t *testing.T, dir string, libFlags ...string) string {
 // function name in a mapping of the file base.
 func leafShare(t *testing.T, p *profile.Profile, name, base string) float64 {
 	t.Helper()
-	col := valueIndex(t, p, "samples")
+	col := testutil.ValueIndex(t, p, "samples")
 	var n, in int64
 	for _, s := range p.Sample {
 		n += s.Value[col]
@@ -102,7 +101,7 @@ func perfShares(t *testing.T, dir string) (map[string]float64, string) {
 // cctop's share is compared with that of the stub's addresses in perf's
 // report.
 func TestPLTStubsMatchPerf(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	for _, c := range []struct {
 		name  string
 		flags []string
@@ -129,14 +128,14 @@ func TestPLTStubsMatchPerf(t *testing.T) {
 				}
 				perfDone <- out
 			}()
-			_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-d", "2s", "-o", "p.pb.gz", "-p", pid)
+			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2s", "-o", "p.pb.gz", "-p", pid)
 			if code != 0 {
 				t.Fatalf("record exit %d:\n%s", code, stderr)
 			}
 			if out := <-perfDone; out != nil {
 				t.Skipf("perf record does not work here: %s", out)
 			}
-			got := leafShare(t, readProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "libpltlib.so")
+			got := leafShare(t, testutil.ReadProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "libpltlib.so")
 			perf, version := perfShares(t, dir)
 			want, named := perf["libpltlib.so memcpy@plt"]
 			if !named {
@@ -185,14 +184,14 @@ func stubRange(t *testing.T, path, name string) (uint64, uint64) {
 // (perf 6.1 names its samples _init+0x70: _init, of size 0, runs on over
 // .plt there.)
 func TestPLTExecutable(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := buildPLT(t, dir)
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "exe", "2")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "exe", "2")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	if got := leafShare(t, readProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "plt"); got < 1 {
+	if got := leafShare(t, testutil.ReadProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "plt"); got < 1 {
 		t.Errorf("memcpy@plt holds %.2f%% of the samples", got)
 	} else {
 		t.Logf("memcpy@plt: %.1f%% of the samples", got)
@@ -205,7 +204,7 @@ func TestPLTExecutable(t *testing.T) {
 // program headers), and pprof keeps its mapping and addresses so that
 // tools can symbolize it again.
 func TestUnnamedStrippedFunction(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	full := buildPLT(t, dir)
 	if err := os.Mkdir(filepath.Join(dir, "s"), 0o755); err != nil {
@@ -238,11 +237,11 @@ func TestUnnamedStrippedFunction(t *testing.T) {
 	}
 	want := fmt.Sprintf("[plt+%#x]", off)
 
-	_, stderr, code := runCctop(t, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", stripped, "spin", "2")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", stripped, "spin", "2")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	p := readProfile(t, filepath.Join(dir, "p.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "p.pb.gz"))
 	if got := leafShare(t, p, want, "plt"); got < 80 {
 		t.Errorf("%s holds %.1f%% of the samples", want, got)
 	}
@@ -261,42 +260,5 @@ func TestUnnamedStrippedFunction(t *testing.T) {
 		if fn.Name == "[plt]" {
 			t.Errorf("a frame is named by the bare module: %+v", fn)
 		}
-	}
-}
-
-// TestInternNames: the tree's functions for PLT stubs and unnamed code.
-// A stub of a C++ function is shown demangled with its "@plt", as perf
-// shows it, and keeps its linkage name; "[module+0xOFFSET]" names pass
-// unchanged and group by name; code with no file keeps its pseudo-module
-// name.
-func TestInternNames(t *testing.T) {
-	b := newBuilder(nil)
-	for _, c := range []struct {
-		f                 symbol.Frame
-		name, short, link string
-	}{
-		{symbol.Frame{Func: "memcpy@plt", Module: "/lib/libpython3.11.so.1.0"}, "memcpy@plt", "memcpy@plt", "memcpy@plt"},
-		{symbol.Frame{Func: "_ZNSt6vectorIiSaIiEE9push_backERKi@plt", Module: "/prog"},
-			"std::vector<int, std::allocator<int> >::push_back(int const&)@plt", "std::vector::push_back@plt",
-			"_ZNSt6vectorIiSaIiEE9push_backERKi@plt"},
-		{symbol.Frame{Func: "[libcuda.so.1+0x1a2b0]", Module: "/usr/lib/libcuda.so.1", Unnamed: true},
-			"[libcuda.so.1+0x1a2b0]", "[libcuda.so.1+0x1a2b0]", "[libcuda.so.1+0x1a2b0]"},
-		{symbol.Frame{Module: "[vdso]"}, "[vdso]", "[vdso]", "[vdso]"},
-		{symbol.Frame{}, "[unknown]", "[unknown]", "[unknown]"},
-	} {
-		fn := b.tree.Func(b.intern(c.f))
-		if fn.Name != c.name || fn.Short != c.short || fn.LinkName() != c.link || fn.Module != c.f.Module {
-			t.Errorf("intern(%+v) = %+v, want name %q, short %q, link %q", c.f, fn, c.name, c.short, c.link)
-		}
-	}
-	a := symbol.Frame{Func: "[prog+0x1130]", Module: "/prog", Addr: 0x1130, Unnamed: true}
-	c := a
-	c.Addr = 0x1177
-	if b.intern(a) != b.intern(c) {
-		t.Error("two pcs of one unnamed function are two functions")
-	}
-	c.Func = "[prog+0x2000]"
-	if b.intern(a) == b.intern(c) {
-		t.Error("two unnamed functions are one")
 	}
 }

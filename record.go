@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
-	"time"
 
-	"github.com/cctop/cctop/cct"
-	"github.com/cctop/cctop/sampler"
-	"github.com/cctop/cctop/symbol"
+	"github.com/cctop/cctop/engine"
 )
 
 func cmdRecord(args []string, stderr io.Writer) error {
@@ -30,7 +25,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if *out == "" {
 		return usageError("-o needs a file name")
 	}
-	if err := checkWritable(*out); err != nil {
+	if err := engine.CheckWritable(*out); err != nil {
 		return err
 	}
 	cfg, plan, err := tf.resolve(fs)
@@ -49,269 +44,15 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	}
 
 	cfg.Stdin = os.Stdin
-	rec, err := recordTarget(ctx, cfg, plan, stderr)
+	rec, err := engine.Record(ctx, cfg, plan, stderr)
 	if err != nil {
 		return err
 	}
-	defer closeSession(rec.sess, stderr)
-	meta := profileMeta(cfg, rec)
-	if err := writeProfile(*out, *format, rec.b.tree, meta); err != nil {
+	defer rec.Close(stderr)
+	if err := rec.WriteProfile(*out, *format); err != nil {
 		return err
 	}
-	summary(stderr, cfg, rec)
+	rec.Summary(stderr)
 	fmt.Fprintf(stderr, "cctop: wrote %s\n", *out)
 	return nil
-}
-
-// runArmed runs sess until ctx ends or the target exits, giving every batch
-// to the current builder (cur: the live UI may replace it). Automatic
-// counters are armed between rounds, since re-arming needs the sampler out
-// of Run: a round ends when the profile says it is time.
-func runArmed(ctx context.Context, sess *sampler.Session, arm *armer, cur func() *builder, afterBatch func()) (notes []string, err error) {
-	arm.sess = sess
-	for {
-		round, cancel := context.WithCancel(ctx)
-		armNow := false
-		err := sess.Run(round, func(batch *sampler.Batch) {
-			b := cur()
-			b.handle(batch)
-			if afterBatch != nil {
-				afterBatch()
-			}
-			if !armNow && arm.due(b) {
-				armNow = true
-				cancel()
-			}
-		})
-		cancel()
-		if err != nil {
-			return notes, err
-		}
-		if !armNow || ctx.Err() != nil || sess.Exited() {
-			return notes, nil
-		}
-		if err := arm.arm(sess, cur(), arm.pick(cur())); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
-			notes = append(notes, "counting uprobes not armed: "+err.Error())
-			arm.plan.auto = false
-		}
-	}
-}
-
-// startSession opens the sampler on cfg's target and a builder for its
-// samples, weighing them when the plan counts calls.
-func startSession(cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*sampler.Session, *builder, error) {
-	sess, err := sampler.Open(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	res := symbol.NewResolver()
-	if err := res.LoadProc(sess.PID()); sampler.IsPermission(err) {
-		fmt.Fprintf(stderr, "cctop: %s\n", sampler.MapsDenied(sess.PID()))
-	} else if err != nil {
-		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
-	}
-	b := newSessionBuilder(res, plan, sess)
-	b.entries = plan.entries
-	return sess, b, nil
-}
-
-// newSessionBuilder is a builder for sess's samples that weighs them when
-// the plan counts calls.
-func newSessionBuilder(res *symbol.Resolver, plan *countingPlan, sess *sampler.Session) *builder {
-	b := newBuilder(res)
-	b.dwarf = plan.unwind.mode == unwindDWARF
-	b.maxNodes = plan.limits.nodes
-	if plan.hasCalls() {
-		b.weights = newWeighing(plan.trigger, sess.Event, plan.limits.log)
-	}
-	return b
-}
-
-// recording is one finished sampling run.
-type recording struct {
-	sess    *sampler.Session
-	b       *builder
-	plan    *countingPlan
-	arm     *armer
-	start   time.Time
-	elapsed time.Duration
-	notes   []string
-}
-
-// recordTarget samples cfg's target until it exits or ctx ends, and builds
-// its tree. A target cctop launched is stopped when ctx ends first, and its
-// last samples are kept. The caller closes rec.sess.
-func recordTarget(ctx context.Context, cfg sampler.Config, plan *countingPlan, stderr io.Writer) (*recording, error) {
-	start := time.Now()
-	sess, b, err := startSession(cfg, plan, stderr)
-	if err != nil {
-		return nil, err
-	}
-	rec := &recording{sess: sess, b: b, start: start, plan: plan}
-	arm := newArmer(plan)
-	rec.arm = arm
-	notes, err := runArmed(ctx, sess, arm, func() *builder { return b }, nil)
-	rec.notes = append(notes, arm.notes...)
-	if err != nil {
-		sess.Close()
-		return nil, err
-	}
-	if len(cfg.Argv) > 0 && !sess.Exited() {
-		sess.Stop(2 * time.Second)
-		if err := sess.Run(context.Background(), b.handle); err != nil {
-			sess.Close()
-			return nil, err
-		}
-	}
-	rec.elapsed = time.Since(start)
-	if b.weights != nil {
-		b.weights.apply(b.tree, plan.params.Alpha)
-	}
-	return rec, nil
-}
-
-func profileMeta(cfg sampler.Config, rec *recording) cct.Meta {
-	plan := rec.plan
-	m := cct.Meta{
-		SampleType: "cpu", Unit: "nanoseconds",
-		TimeNanos: rec.start.UnixNano(), DurationNanos: rec.elapsed.Nanoseconds(),
-		Threads: rec.b.threads,
-		Calls:   plan.hasCalls(),
-	}
-	switch {
-	case cfg.Leader.UprobePath != "" || cfg.Leader == dummyEvent:
-		m.SampleType, m.Unit = "probe_hits", "count"
-	case !cfg.Leader.IsClock():
-		m.SampleType, m.Unit = cfg.Leader.Name, "count"
-	}
-	m.PeriodType = m.SampleType
-	if p := samplePeriod(cfg); p > 0 {
-		m.Period = int64(p)
-	} else if cfg.Leader.IsClock() && cfg.Freq > 0 {
-		m.Period = int64(time.Second) / int64(cfg.Freq)
-	}
-	m.Comments = []string{
-		"cctop record",
-		"trigger=" + plan.trigger,
-		"event=" + eventNames(cfg),
-	}
-	if p := samplePeriod(cfg); p > 0 {
-		m.Comments = append(m.Comments, fmt.Sprintf("period=%d", p))
-	} else {
-		m.Comments = append(m.Comments, fmt.Sprintf("frequency=%dHz", cfg.Freq))
-	}
-	if u := rec.b.unwound.percent(); u >= 0 {
-		m.Comments = append(m.Comments, fmt.Sprintf("unwound=%.1f%%", u))
-	}
-	if u := plan.unwind; u.mode != "" {
-		m.Comments = append(m.Comments, fmt.Sprintf("unwind=%s stack_copy=%d", u.mode, u.stack))
-		if b := rec.b; b.samples > 0 && u.stack > 0 {
-			m.Comments = append(m.Comments, fmt.Sprintf("stack_copied_mean=%d", b.stackBytes/b.samples))
-		}
-	}
-	for _, st := range rec.b.unwound.topStops(3) {
-		m.Comments = append(m.Comments, fmt.Sprintf("truncated_at=%s %.1f%% %s", st.Module, st.Percent, st.Why))
-	}
-	if b := rec.b; b.folds > 0 {
-		m.Comments = append(m.Comments, fmt.Sprintf("max_nodes=%d folded_contexts=%d", b.maxNodes, b.folded))
-	}
-	if w := rec.b.weights; w != nil && w.log.Dropped() > 0 {
-		m.Comments = append(m.Comments, fmt.Sprintf("max_log=%d calls_window=newest %d of %d samples", w.log.Cap(), w.log.Len(), uint64(w.log.Len())+w.log.Dropped()))
-	}
-	m.Comments = append(m.Comments,
-		fmt.Sprintf("alpha=%g", plan.params.Alpha),
-		"counters="+plan.describe(),
-		"counter_brief="+counterBrief(plan, rec.arm),
-		"calls/count=density weight; calls_adjusted/count=density and latency weight",
-		fmt.Sprintf("kernel_frames=%v", rec.sess.KernelFrames()))
-	return m
-}
-
-// writeProfile writes t in format to path, atomically.
-func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
-	return writeAtomic(path, func(w io.Writer) error {
-		if format == "folded" {
-			return t.WriteFolded(w)
-		}
-		return t.WriteProfile(w, m)
-	})
-}
-
-func summary(w io.Writer, cfg sampler.Config, rec *recording) {
-	sess, b, st, elapsed := rec.sess, rec.b, rec.sess.Stats(), rec.elapsed
-	fmt.Fprintf(w, "cctop: %d samples in %.1fs (%s), %d threads, %d lost, %d throttled\n",
-		b.samples, elapsed.Seconds(), describe(cfg), b.life.seen, st.Lost, st.Throttled)
-	if rec.plan != nil {
-		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
-		if b.weights != nil && rec.plan.trigger == triggerTime {
-			if rec.plan.cost > 0 && b.weights.runHits+b.weights.totalHits() > 0 {
-				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time over the run (budget %.0f%%%s; %d probe hits at %s)\n",
-					100*b.weights.runOverhead(rec.plan.cost), 100*rec.arm.budget, rec.arm.projectedNote(), b.weights.runHits+b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
-			}
-			if n := b.weights.unknownCalls(); n > 0 {
-				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)
-			}
-		}
-		if share := b.probeShare(false); share > 0 {
-			fmt.Fprintf(w, "cctop: %.1f%% of samples were taken while the kernel handled the counting probes (%s in the profile)\n",
-				share, cct.ProbesName)
-		}
-	}
-	if b.unwound.percent() >= 0 {
-		fmt.Fprintf(w, "cctop: stacks: %s\n", &b.unwound)
-		for _, st := range b.unwound.topStops(3) {
-			fmt.Fprintf(w, "cctop: stacks stop short in %s\n", st)
-		}
-	}
-	if rec.plan != nil && rec.plan.unwind.mode != "" {
-		fmt.Fprintf(w, "cctop: %s\n", rec.plan.unwind)
-		if c := rec.plan.unwind.copied(b.stackBytes, b.samples); c != "" {
-			fmt.Fprintf(w, "cctop: %s\n", c)
-		}
-	}
-	for _, l := range b.bounds() {
-		fmt.Fprintf(w, "cctop: %s\n", l)
-	}
-	for _, n := range append(append(sess.Notes(), rec.notes...), faultNotes(sess.Target(), st)...) {
-		fmt.Fprintf(w, "cctop: note: %s\n", n)
-	}
-	if s := targetSummary(cfg, sess); s != "" {
-		fmt.Fprintf(w, "cctop: %s\n", s)
-	}
-	flat := b.tree.Flat()
-	total := b.tree.Total()
-	if len(flat) == 0 || total.Time == 0 {
-		return
-	}
-	calls := total.Calls > 0
-	pct := func(v, of int64) float64 { return 100 * float64(v) / float64(of) }
-	if calls {
-		fmt.Fprintf(w, "%8s %8s %8s %8s  %s\n", "self%", "total%", "calls%", "adj%", "function (top 10 by self time; calls% and adj% are self shares of calls/count and calls_adjusted/count)")
-	} else {
-		fmt.Fprintf(w, "%8s %8s  %s\n", "self%", "total%", "function (top 10 by self time)")
-	}
-	for i, f := range flat {
-		if i == 10 || f.Self.Time == 0 {
-			break
-		}
-		name := b.tree.Func(f.Func).Name
-		if calls {
-			fmt.Fprintf(w, "%7.2f%% %7.2f%% %7.2f%% %7.2f%%  %s\n", pct(f.Self.Time, total.Time), pct(f.Total.Time, total.Time),
-				pct(f.Self.Calls, total.Calls), pct(f.Self.CallsAdj, max(total.CallsAdj, 1)), name)
-		} else {
-			fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n", pct(f.Self.Time, total.Time), pct(f.Total.Time, total.Time), name)
-		}
-	}
-}
-
-// eventNames names the sampling events of cfg.
-func eventNames(cfg sampler.Config) string {
-	var names []string
-	if cfg.Leader != dummyEvent {
-		names = append(names, cfg.Leader.Name)
-	}
-	for _, g := range cfg.Extra {
-		names = append(names, g.Leader.Name)
-	}
-	return strings.Join(names, ",")
 }

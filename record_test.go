@@ -13,83 +13,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
+	"github.com/cctop/cctop/internal/testutil"
 	"golang.org/x/sys/unix"
 )
-
-func readProfile(t *testing.T, path string) *profile.Profile {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	return p
-}
-
-// stackNames is a sample's function names, leaf first.
-func stackNames(s *profile.Sample) []string {
-	var names []string
-	for _, loc := range s.Location {
-		for _, ln := range loc.Line {
-			names = append(names, ln.Function.Name)
-		}
-	}
-	return names
-}
-
-// compile builds src with compiler (gcc, g++) and flags into dir, skipping
-// the test when the compiler is not installed.
-func compile(t *testing.T, dir, compiler, src string, flags ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath(compiler); err != nil {
-		t.Skipf("%s not installed", compiler)
-	}
-	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
-	if out, err := exec.Command(compiler, append(flags, "-o", bin, src)...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", compiler, err, out)
-	}
-	return bin
-}
-
-// sumValue is the total of the profile's column typ over all samples.
-func sumValue(t *testing.T, p *profile.Profile, typ string) int64 {
-	t.Helper()
-	col := valueIndex(t, p, typ)
-	var n int64
-	for _, s := range p.Sample {
-		n += s.Value[col]
-	}
-	return n
-}
-
-func valueIndex(t *testing.T, p *profile.Profile, typ string) int {
-	t.Helper()
-	for i, st := range p.SampleType {
-		if st.Type == typ {
-			return i
-		}
-	}
-	t.Fatalf("no sample type %q in %v", typ, p.SampleType)
-	return -1
-}
 
 // TestRecordDensity is the first acceptance check of the engine: the
 // density workload's leaf takes twice the time under call site D as under
 // call site C, and the two phases are distinct contexts.
 func TestRecordDensity(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	_, stderr, code := runCctop(t, dir, "record", "-d", "3s", "-o", "d.pb.gz", "--", cctopBin, "workload", "density")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "3s", "-o", "d.pb.gz", "--", cctopBin, "workload", "density")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
 	// Go keeps frame pointers: goroutines reach runtime.goexit.
-	if u := unwoundShare(t, stderr); u < 99 {
+	if u := testutil.UnwoundShare(t, stderr); u < 99 {
 		t.Errorf("%.1f%% of stacks unwound, want >= 99%%:\n%s", u, stderr)
 	}
 	for _, want := range []string{"samples", "threads", "lost", "throttled", "densityLeaf", "wrote d.pb.gz"} {
@@ -102,15 +41,15 @@ func TestRecordDensity(t *testing.T) {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}
 
-	p := readProfile(t, filepath.Join(dir, "d.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "d.pb.gz"))
 	if got := []string{p.SampleType[0].Type, p.SampleType[1].Type + "/" + p.SampleType[1].Unit}; got[0] != "samples" || got[1] != "cpu/nanoseconds" {
 		t.Fatalf("sample types %v", got)
 	}
-	cpu := valueIndex(t, p, "cpu")
+	cpu := testutil.ValueIndex(t, p, "cpu")
 	const pkg = "github.com/cctop/cctop/workload."
 	var underC, underD int64
 	for _, s := range p.Sample {
-		st := stackNames(s)
+		st := testutil.StackNames(s)
 		if len(st) < 2 || st[0] != pkg+"densityLeaf" {
 			continue
 		}
@@ -138,9 +77,9 @@ func TestRecordDensity(t *testing.T) {
 // worker's samples carry full stacks from the thread start routine to the
 // leaf, and a thread created after the attach is sampled too.
 func TestRecordAttach(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	bin := compile(t, dir, "gcc", "testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
+	bin := testutil.Compile(t, dir, "gcc", "testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
 	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 5 s.
 	target := exec.Command(bin, "3", "1500", "5000")
 	stdout, _ := target.StdoutPipe()
@@ -171,13 +110,13 @@ func TestRecordAttach(t *testing.T) {
 			t.Fatal("workers did not start")
 		}
 	}
-	_, stderr, code := runCctop(t, dir, "record", "-p", fmt.Sprint(target.Process.Pid), "-d", "3s", "-o", "a.pb.gz")
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", fmt.Sprint(target.Process.Pid), "-d", "3s", "-o", "a.pb.gz")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
 	// Built with frame pointers: every stack reaches start_thread or
 	// _start (the issue asks at least 99%).
-	if u := unwoundShare(t, stderr); u < 99 {
+	if u := testutil.UnwoundShare(t, stderr); u < 99 {
 		t.Errorf("%.1f%% of stacks unwound, want >= 99%%:\n%s", u, stderr)
 	}
 	mu.Lock()
@@ -185,7 +124,7 @@ func TestRecordAttach(t *testing.T) {
 	if len(workers) != 4 {
 		t.Fatalf("%d workers started, want 4", len(workers))
 	}
-	p := readProfile(t, filepath.Join(dir, "a.pb.gz"))
+	p := testutil.ReadProfile(t, filepath.Join(dir, "a.pb.gz"))
 	perTID := map[int64]int64{}
 	complete := map[int64]int64{}
 	for _, s := range p.Sample {
@@ -198,7 +137,7 @@ func TestRecordAttach(t *testing.T) {
 			continue
 		}
 		perTID[tid] += s.Value[0]
-		if hasChain(stackNames(s), "leaf_compute", "work_loop", "worker_main") {
+		if hasChain(testutil.StackNames(s), "leaf_compute", "work_loop", "worker_main") {
 			complete[tid] += s.Value[0]
 		}
 	}
@@ -245,7 +184,7 @@ func hasChain(names []string, want ...string) bool {
 // the profile, with the samples taken up to then; once cctop and its
 // release child have exited no perf event or uprobe of cctop is left.
 func TestRecordInterrupt(t *testing.T) {
-	skipIfNoUprobes(t)
+	testutil.SkipIfNoUprobes(t, cctopBin)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(unix.SignalName(sig), func(t *testing.T) {
 			before := pids()
@@ -254,7 +193,7 @@ func TestRecordInterrupt(t *testing.T) {
 			// never called, cost nothing, and make enough events for
 			// closeSession to hand them to the release child.
 			cmd := exec.Command(cctopBin, "record", "-o", "i.folded", "--format", "folded",
-				"--calls", "uprobe:"+workloadPkg+"spinCaller,"+workloadPkg+"wideLeaf0",
+				"--calls", "uprobe:"+testutil.WorkloadPkg+"spinCaller,"+testutil.WorkloadPkg+"wideLeaf0",
 				"--", cctopBin, "workload", "spin", "-duration", "60s")
 			cmd.Dir = dir
 			var stderr strings.Builder
@@ -350,18 +289,4 @@ func waitCPU(t *testing.T, parent int, cmd string, cpu time.Duration) {
 		}
 	}
 	t.Fatalf("no %q child of %d used %v of CPU within a minute", cmd, parent, cpu)
-}
-
-// unwoundShare reads the summary's share of stacks that reached a root.
-func unwoundShare(t *testing.T, summary string) float64 {
-	t.Helper()
-	i := strings.Index(summary, "cctop: stacks: ")
-	var pct float64
-	if i < 0 {
-		t.Fatalf("no stacks line in the summary:\n%s", summary)
-	}
-	if _, err := fmt.Sscanf(summary[i:], "cctop: stacks: %g%%", &pct); err != nil {
-		t.Fatalf("stacks line: %v\n%s", err, summary)
-	}
-	return pct
 }

@@ -7,15 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
 )
@@ -34,22 +32,21 @@ func cmdTop(args []string, stderr io.Writer) error {
 
 // runTop samples cfg's target live in the TUI until the user quits. A
 // launched target is stopped on quit; an attached one runs on.
-func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
+func runTop(cfg sampler.Config, plan *engine.Plan, stderr io.Writer) error {
 	if len(cfg.Argv) > 0 && cfg.Stdout == nil {
 		// The TUI owns the terminal: the target's output would tear it.
 		cfg.Stdout, cfg.Stderr = io.Discard, io.Discard
 	}
-	sess, b, err := startSession(cfg, plan, stderr)
+	l, err := engine.StartLive(cfg, plan, stderr)
 	if err != nil {
 		return err
 	}
 	// The signals stay caught until the events are handed over.
 	stopSignals := func() {}
 	defer func() {
-		closeSession(sess, stderr)
+		l.Close(stderr)
 		stopSignals()
 	}()
-	l := newLive(targetName(cfg, sess), sess, b, plan)
 
 	// 30 frames a second is smooth for keys, and every frame wakes the
 	// process: half of cctop's own CPU use was waking up.
@@ -67,16 +64,12 @@ func runTop(cfg sampler.Config, plan *countingPlan, stderr io.Writer) error {
 				prog.Quit()
 			}
 		}()
-		l.run(ctx)
+		l.Run(ctx)
 		done <- nil
 	}()
 	_, runErr := prog.Run()
 	cancel()
-	aggErr := <-done
-	if len(cfg.Argv) > 0 {
-		sess.Stop(2 * time.Second)
-	}
-	if aggErr != nil {
+	if aggErr := <-done; aggErr != nil {
 		return aggErr
 	}
 	return tuiError(runErr)
@@ -153,15 +146,4 @@ func internalError(r any, stack []byte) error {
 	fmt.Fprintf(f, "cctop internal error: %v\n\n%s", r, stack)
 	f.Close()
 	return fmt.Errorf("internal error: %v (stack trace in %s)", r, f.Name())
-}
-
-func targetName(cfg sampler.Config, sess *sampler.Session) string {
-	if len(cfg.Argv) > 0 {
-		// The command without its path: the header cuts what does not
-		// fit its width at a word, never inside an argument's number.
-		cmd := strings.Join(append([]string{filepath.Base(cfg.Argv[0])}, cfg.Argv[1:]...), " ")
-		return fmt.Sprintf("%s (pid %d)", cmd, sess.PID())
-	}
-	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", cfg.PID))
-	return fmt.Sprintf("pid %d (%s)", cfg.PID, strings.TrimSpace(string(comm)))
 }

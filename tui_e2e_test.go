@@ -18,10 +18,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	_ "unsafe" // go:linkname
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/cctop/cctop/engine"
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/tui"
 )
 
@@ -95,7 +98,7 @@ func (s *tmuxSession) waitFor(re string, timeout time.Duration) []string {
 // search for the leaf, switch to bottom-up, export, quit. Then the terminal
 // is back, no workload is left, and the export opens in go tool pprof.
 func TestDemoInTmux(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	export := filepath.Join(dir, "demo.pb.gz")
 	s := newTmux(t, 120, 40, cctopBin+" demo")
@@ -208,7 +211,7 @@ func TestViewBadFiles(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, args := range [][]string{{"view", c.file}, {"view", good, "--base", c.file}} {
-			_, stderr, code := runCctop(t, dir, args...)
+			_, stderr, code := testutil.Run(t, cctopBin, dir, args...)
 			one := strings.TrimSuffix(stderr, "\n")
 			if code != 1 || !strings.HasPrefix(one, "cctop: ") || !strings.Contains(one, c.want) || !strings.Contains(one, c.file) || strings.Contains(one, "\n") ||
 				strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
@@ -216,13 +219,13 @@ func TestViewBadFiles(t *testing.T) {
 			}
 		}
 	}
-	if _, stderr, code := runCctop(t, dir, "view"); code != 2 || !strings.Contains(stderr, "one profile file") {
+	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view"); code != 2 || !strings.Contains(stderr, "one profile file") {
 		t.Errorf("view without a file: exit %d %q", code, stderr)
 	}
-	if _, stderr, code := runCctop(t, dir, "view", good, good); code != 2 || !strings.Contains(stderr, "one profile file") {
+	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view", good, good); code != 2 || !strings.Contains(stderr, "one profile file") {
 		t.Errorf("view of two files: exit %d %q", code, stderr)
 	}
-	if _, stderr, code := runCctop(t, dir, "view", good, "--base"); code != 2 || !strings.HasPrefix(stderr, "cctop: flag needs an argument: -base\n") {
+	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view", good, "--base"); code != 2 || !strings.HasPrefix(stderr, "cctop: flag needs an argument: -base\n") {
 		t.Errorf("view --base without a file: exit %d %q", code, stderr)
 	}
 }
@@ -245,8 +248,8 @@ func gunzip(b []byte) ([]byte, error) {
 
 // TestDemoHeadless: without a terminal the demo prints the tree.
 func TestDemoHeadless(t *testing.T) {
-	skipIfNoPerf(t)
-	out, stderr, code := runCctop(t, t.TempDir(), "demo", "--headless")
+	testutil.SkipIfNoPerf(t)
+	out, stderr, code := testutil.Run(t, cctopBin, t.TempDir(), "demo", "--headless")
 	if code != 0 || !strings.Contains(out, "workload.densityPhaseD") || !strings.Contains(out, "workload.densityLeaf") {
 		t.Fatalf("demo --headless: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -388,7 +391,7 @@ func fitsScreen(scr string, w, h int) bool {
 // the top), stays in the TUI and keeps updating; q then exits 0 and
 // restores the terminal.
 func TestTopResize(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	s := newTmuxShell(t, "", 80, 24)
 	s.run(cctopBin + " demo")
 	s.waitFor(`runtime\.goexit`, 15*time.Second)
@@ -487,7 +490,7 @@ func hasSGR(s string, p int) bool {
 // same live TUI, and its uprobe-free workload leaves the plain demo's
 // counting alone.
 func TestDemoNoColor(t *testing.T) {
-	skipIfNoPerf(t)
+	testutil.SkipIfNoPerf(t)
 	plain := newTmuxShell(t, "-nocolor", 160, 50)
 	color := newTmuxShell(t, "-color", 160, 50)
 	plain.run("NO_COLOR=1 " + cctopBin + " demo")
@@ -600,7 +603,7 @@ func TestHelperPanicTUI(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicTUI" {
 		t.Skip("helper process of TestPanicInTUIRestoresTerminal")
 	}
-	fs, err := newFileSource("cct/testdata/runtime.pb.gz", "")
+	fs, err := engine.OpenProfile("cct/testdata/runtime.pb.gz", "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		helperExit(4)
@@ -653,6 +656,12 @@ func TestHelperPanicAggregator(t *testing.T) {
 	topWithComparisons(2)
 }
 
+// engineComparisons is the live aggregator's table of comparisons
+// (engine.comparisons), which the panic helpers cut short.
+//
+//go:linkname engineComparisons github.com/cctop/cctop/engine.comparisons
+var engineComparisons []string
+
 // helperCallsEnv is the --calls of topWithComparisons (default none).
 const helperCallsEnv = "CCTOP_TEST_CALLS"
 
@@ -660,7 +669,7 @@ const helperCallsEnv = "CCTOP_TEST_CALLS"
 // -loop` with the table of comparisons cut to its first keep entries, and
 // exits with its status.
 func topWithComparisons(keep int) {
-	comparisons = comparisons[:keep]
+	engineComparisons = engineComparisons[:keep]
 	bin := os.Getenv(helperBinEnv)
 	calls := cmp.Or(os.Getenv(helperCallsEnv), "none")
 	helperExit(run([]string{"top", "--calls", calls, "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cctop/cctop/internal/testutil"
 )
 
 // TestRecordUnprivileged: at perf_event_paranoid 2 an ordinary user can
@@ -16,7 +18,7 @@ func TestRecordUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to switch to an unprivileged user")
 	}
-	if p := readTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
+	if p := testutil.ReadTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
 		t.Skipf("perf_event_paranoid is %s, this test is about 2", p)
 	}
 	dir := nobodyDir(t)

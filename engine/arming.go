@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/sampler"
+	"github.com/ianlancetaylor/demangle"
+)
+
+// armer places counting uprobes on the hottest functions of the live
+// profile when there is no hardware call counter (--calls auto): first after
+// a short warm-up, then again whenever the hot set changes.
+type armer struct {
+	plan    *Plan
+	start   time.Time
+	lastArm time.Time
+	armed   []string
+	targets []hpm.Target // as armed, in member order
+	warmup  time.Duration
+	rearm   time.Duration
+	// budget is the share of the target's CPU time counting may cost: a
+	// probe on a function called millions of times a second would slow the
+	// target many times over. The busiest probe goes first.
+	budget     float64
+	banned     map[string]bool
+	overBudget int
+	giveUp     bool
+	notes      []string
+	// seen is each function's self samples in seenTree when the counters
+	// were last armed: a re-arm picks what is hot since then, not what was
+	// hot at start-up (package initialisers) and has gone cold.
+	seen     map[hpm.FuncSample]int64
+	seenTree *cct.Tree
+	// projected is the share of the target's CPU time the armed probes
+	// were projected to cost by their trial.
+	projected float64
+	// sess, when set, says how many uprobe events a probe takes (one per
+	// live thread and CPU) and how many new threads went unfollowed.
+	sess        *sampler.Session
+	missedAtArm uint64
+	// new threads counted since when, to tell their rate
+	newSince time.Time
+	newAt    uint64
+}
+
+// maxSlowCloses bounds the events automatic counters may open whose close
+// waits for the kernel to unregister a uprobe (70-110 ms each, one after
+// the other: the kernel serializes them). With tracefs probes that is one
+// per probe, whatever the threads and CPUs; with the uprobe PMU every event
+// is one (a thread's probe on one CPU), and 500 threads on 2 CPUs with 4
+// probes took minutes. 64 keeps the 4 probes on a program of 8 threads on 2
+// CPUs there.
+const maxSlowCloses = 64
+
+// maxProbeEvents bounds the events automatic counters open in all: each
+// costs a descriptor and about 0.1-0.3 ms to open, and re-arming reopens
+// them while sampling waits. A launched target needs one per CPU and probe
+// (its threads inherit them); an attached one, one per thread it had, CPU
+// and probe.
+const maxProbeEvents = 4096
+
+// maxArmPause bounds how long arming counters may stop sampling: the events
+// of every thread the target had are re-opened with the counters in their
+// groups (0.1-1 ms an event here, more on a loaded machine; 500 threads on 2
+// CPUs with 4 probes took 6 s).
+const maxArmPause = 250 * time.Millisecond
+
+// trialWindow is how long a candidate probe's calls are counted on a few
+// threads before it is armed in all of them.
+const trialWindow = 50 * time.Millisecond
+
+// trialThreads is how many of the target's busiest threads a trial counts.
+const trialThreads = 4
+
+// defaultHitCost is the cost of a uprobe hit assumed when it was not
+// measured: the development VM's is 0.6-0.9 µs.
+const defaultHitCost = time.Microsecond
+
+// maxProbeOpens bounds the probe events automatic counters open a second
+// for new threads (each needs one per CPU and probe), and startThreads is
+// how many threads a program may start at first without counting towards
+// the rate.
+const (
+	maxProbeOpens = 16
+	startThreads  = 16
+)
+
+// maxMissed is how many new threads may end before cctop opened their
+// counting probes (each new thread needs its own) before automatic counting
+// stops: a target that churns threads is then sampled by inheritance again,
+// which misses none.
+const maxMissed = 50
+
+// tooHotNote says why automatic counting gave up for good.
+const tooHotNote = "the hottest functions are called too often to count with uprobes within budget: density correction is off for the rest of the run (name cheaper functions with --calls uprobe:F)"
+
+// autoBudget is the default overhead budget of automatic counters.
+const autoBudget = 0.05
+
+func newArmer(plan *Plan) *armer {
+	return &armer{plan: plan, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
+		budget: plan.budgetOr(autoBudget), banned: map[string]bool{}}
+}
+
+// due reports whether the counters should be (re)armed now.
+func (a *armer) due(b *builder) bool {
+	if a.plan == nil || !a.plan.auto || a.plan.trigger != triggerTime {
+		// Probes placed for the calls or exact trigger stay where the
+		// user switched them on.
+		return false
+	}
+	now := time.Now()
+	if a.giveUp && len(a.armed) == 0 {
+		return false
+	}
+	if note := a.unaffordable(); note != "" {
+		a.giveUp = true
+		a.notes = append(a.notes, note)
+		if a.armed == nil {
+			a.armed = []string{}
+			return false
+		}
+		return true // re-arm with nothing: the probes go
+	}
+	if a.armed == nil {
+		return now.Sub(a.start) >= a.warmup && b.samples >= 50
+	}
+	if len(a.targets) > 0 && now.Sub(a.lastArm) >= 200*time.Millisecond && b.weights != nil && b.weights.clockTime > 50e6 {
+		if ov := b.weights.overhead(a.plan.cost); ov > a.budget {
+			// Every probe over its share of the budget goes at once; after
+			// two such rounds the hot functions are all too busy to count.
+			share := a.budget / float64(len(a.targets))
+			var dropped []string
+			for m, h := range b.weights.hits {
+				if m >= 1 && m <= len(a.targets) && float64(h)*float64(a.plan.cost.Nanoseconds()) > share*float64(b.weights.clockTime) {
+					a.banned[a.targets[m-1].Func] = true
+					dropped = append(dropped, a.targets[m-1].Func)
+				}
+			}
+			slices.Sort(dropped)
+			for i, d := range dropped {
+				dropped[i] = displayName(d)
+			}
+			a.overBudget++
+			a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost about %.0f%% of the target's CPU time (budget %.0f%%): not counted any more",
+				strings.Join(dropped, ", "), 100*ov, 100*a.budget))
+			if a.overBudget >= 2 {
+				a.giveUp = true
+				a.notes = append(a.notes, tooHotNote)
+			}
+			return true
+		}
+	}
+	if now.Sub(a.lastArm) < a.rearm {
+		return false
+	}
+	a.lastArm = now // look again in rearm, whatever this look finds
+	picked := a.pick(b)
+	return !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked)
+}
+
+// unaffordable says why automatic counting should stop, if it should: too
+// many threads for a probe on each, or threads that come and go faster than
+// probes can be opened on them.
+func (a *armer) unaffordable() string {
+	if a.sess == nil || a.giveUp {
+		return ""
+	}
+	st := a.sess.Stats()
+	per, slow, inherits := a.sess.ProbeFootprint()
+	if inherits {
+		// New threads inherit the probes' events: neither their number nor
+		// their rate costs anything more.
+		if per > maxProbeEvents {
+			return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d events per counted function (more than %d); density correction is off (--calls uprobe:F counts chosen functions all the same)",
+				st.Threads, a.sess.CPUs(), per, maxProbeEvents)
+		}
+		if d := a.sess.ReopenCost(1); d > maxArmPause {
+			return fmt.Sprintf("not counting calls with uprobes: arming a counter re-opens the events of %d threads on %d CPUs, which would stop sampling for about %v (more than %v); density correction is off (--calls uprobe:F counts chosen functions all the same)",
+				st.Threads, a.sess.CPUs(), d.Round(10*time.Millisecond), maxArmPause)
+		}
+		return ""
+	}
+	if a.newSince.IsZero() {
+		a.newSince, a.newAt = a.start, 0
+	}
+	if d := time.Since(a.newSince).Seconds(); d >= 0.25 {
+		rate := float64(int64(st.ThreadsNew-a.newAt)-startThreads) / d
+		if opens := rate * float64(a.sess.CPUs()*max(1, len(a.armed))); opens > maxProbeOpens {
+			return fmt.Sprintf("not counting calls with uprobes: the target starts about %.0f threads a second, and each needs probe events of its own, which the kernel sets up one by one in tens of milliseconds while sampling waits; density correction is off (--calls uprobe:F counts chosen functions all the same)", rate)
+		}
+	}
+	if slow > maxSlowCloses {
+		return fmt.Sprintf("not counting calls with uprobes: %d threads on %d CPUs take %d uprobe PMU events per counted function, which the kernel sets up and removes one by one in tens of milliseconds while sampling waits (tracefs probes would take one: %s); density correction is off (--calls uprobe:F counts chosen functions all the same)",
+			st.Threads, a.sess.CPUs(), slow, a.sess.ProbesWhy())
+	}
+	if missed := a.sess.Target().Missed; len(a.armed) > 0 && missed > a.missedAtArm+maxMissed {
+		return fmt.Sprintf("threads come and go faster than cctop can open counting probes on each (%d ended first): counting stopped, density correction is off, and new threads are sampled from their start again", missed)
+	}
+	return ""
+}
+
+// worthIt reports whether counting picked instead of what is armed covers
+// clearly more of the recent profile: re-arming stops sampling while the
+// events are reopened (a second or two with many threads), so two sets
+// about as hot must not take turns.
+func (a *armer) worthIt(b *builder, picked []hpm.Target) bool {
+	recent := map[string]int64{}
+	for _, f := range a.recent(b) {
+		recent[f.Name] += f.Self
+	}
+	var now, next int64
+	for _, f := range a.armed {
+		now += recent[f]
+	}
+	for _, t := range picked {
+		next += recent[t.Func]
+	}
+	return next > now+now/4+10
+}
+
+// pick chooses the targets from the profile so far.
+func (a *armer) pick(b *builder) []hpm.Target {
+	flat := a.recent(b)
+	if a.giveUp {
+		return nil
+	}
+	var keep []hpm.FuncSample
+	for _, f := range flat {
+		if !a.banned[f.Name] {
+			keep = append(keep, f)
+		}
+	}
+	k := autoK
+	if a.sess != nil {
+		// Fewer probes where the threads are many.
+		per, slow, _ := a.sess.ProbeFootprint()
+		k = min(k, max(1, maxProbeEvents/max(1, per)), max(1, maxSlowCloses/max(1, slow)))
+		for k > 1 && a.sess.ReopenCost(k) > maxArmPause {
+			k--
+		}
+	}
+	return hpm.HottestFunctions(keep, k)
+}
+
+// arm re-opens the events with counters on targets.
+func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) error {
+	targets, entries := placeProbes(targets)
+	// Entries of probes armed before stay: the old probes trap until the
+	// kernel has unregistered them, which takes a while after their events
+	// are closed, and a sample on a function's entry has its caller in the
+	// stack words whether a probe is still there or not. The new ones are
+	// known before their trial: its probes trap in the samples that
+	// Reconfigure drains, the rejected ones too.
+	if b.entries == nil {
+		b.entries = map[entryKey]bool{}
+	}
+	for k := range entries {
+		b.entries[k] = true
+	}
+	a.plan.entries = b.entries
+	var trial *sampler.ProbeTrial
+	if a.plan.auto && len(targets) > 0 {
+		targets, trial = a.affordable(sess, b, targets)
+	}
+	// After the kept probes have events of their own, so that their
+	// uprobes stay registered; on a goroutine, as the last close of a
+	// rejected probe waits for the kernel to unregister it.
+	defer sess.Background(trial.Close)
+	members := make([]sampler.EventSpec, len(targets))
+	for i, t := range targets {
+		members[i] = t.Spec()
+	}
+	a.missedAtArm = sess.Target().Missed
+	a.newSince, a.newAt = time.Now(), sess.Stats().ThreadsNew
+	if err := sess.Reconfigure(members, b.handle); err != nil {
+		if b.weights != nil {
+			// The sampler went back to the events it had: reopened, so
+			// their counters restarted too.
+			b.weights.reset(sess.Generation())
+		}
+		return err
+	}
+	a.lastArm = time.Now()
+	a.seen, a.seenTree = map[hpm.FuncSample]int64{}, b.tree
+	for _, f := range flatSamples(b.tree) {
+		a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}] += f.Self
+	}
+	a.armed = names(targets)
+	a.targets = targets
+	a.plan.targets = targets
+	if len(targets) == 0 {
+		a.plan.targets = nil
+	}
+	if b.weights != nil {
+		b.weights.reset(sess.Generation())
+	}
+	return nil
+}
+
+// affordable keeps the targets whose calls the budget can pay for, hottest
+// first, from a short trial count of their calls on the target's busiest
+// threads: a probe costs every call a trap into the kernel (plan.cost), and
+// one on a function called millions of times a second would slow the target
+// down several times over before the overhead could be seen in the profile.
+// The others are banned for the run, with a note. The trial's events stay
+// open until the caller has armed the kept probes.
+func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Target) ([]hpm.Target, *sampler.ProbeTrial) {
+	specs := make([]sampler.EventSpec, len(targets))
+	for i, t := range targets {
+		specs[i] = t.Spec()
+	}
+	trial, err := sess.TrialProbes(specs, b.busiestThreads(trialThreads), trialWindow)
+	if err != nil || trial.CPU < trialWindow/10 {
+		// No thread ran enough to tell: arm, and let the measured
+		// overhead decide (due).
+		return targets, trial
+	}
+	keep := a.judge(targets, trial.Hits, trial.CPU)
+	return keep, trial
+}
+
+// judge keeps the targets whose trial hits (in cpu of the threads' time)
+// fit half the budget together, hottest first, and bans the others with a
+// note.
+func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration) []hpm.Target {
+	cost := a.plan.cost
+	if cost <= 0 {
+		cost = defaultHitCost
+	}
+	var keep []hpm.Target
+	var spent float64
+	var over []string
+	for i, t := range targets {
+		share := float64(hits[i]) * float64(cost) / float64(cpu)
+		// Half the budget: a trial sees one moment of the run, and a
+		// phase that calls the function more often costs more (a compiler
+		// going from parsing to optimizing). The measured overhead (due)
+		// catches what the trial missed.
+		if spent+share <= a.budget/2 {
+			spent += share
+			keep = append(keep, t)
+			continue
+		}
+		a.banned[t.Func] = true
+		over = append(over, fmt.Sprintf("%s (%.0f calls per ms of CPU: %.0f%%)", displayName(t.Func),
+			float64(hits[i])/(float64(cpu)/1e6), 100*share))
+	}
+	a.projected = spent
+	if len(over) > 0 {
+		a.notes = append(a.notes, fmt.Sprintf("not counting calls to %s: counting would cost more than the %.0f%% budget",
+			strings.Join(over, ", "), 100*a.budget))
+	}
+	if len(keep) == 0 && len(a.armed) == 0 {
+		a.overBudget++
+		if a.overBudget >= 2 {
+			a.giveUp = true
+			a.notes = append(a.notes, tooHotNote)
+		}
+	}
+	return keep
+}
+
+// busiestThreads is up to n threads with the most samples, busiest first.
+func (b *builder) busiestThreads(n int) []int {
+	tids := make([]int, 0, len(b.perThread))
+	for tid := range b.perThread {
+		tids = append(tids, int(tid))
+	}
+	slices.SortFunc(tids, func(x, y int) int {
+		return cmp.Or(cmp.Compare(b.perThread[uint32(y)], b.perThread[uint32(x)]), cmp.Compare(x, y))
+	})
+	return tids[:min(n, len(tids))]
+}
+
+// projectedNote is ", projected N%" where a trial projected the armed
+// probes' cost, else "".
+func (a *armer) projectedNote() string {
+	if a == nil || a.projected <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", projected %.1f%% by a trial count", 100*a.projected)
+}
+
+// budgetOr is the plan's counting budget, or def without a plan.
+func (p *Plan) budgetOr(def float64) float64 {
+	if p == nil || p.budget <= 0 {
+		return def
+	}
+	return p.budget
+}
+
+// displayName is a function's name as notes show it: demangled and short.
+func displayName(link string) string { return cct.ShortName(demangle.Filter(link)) }
+
+// recent is each function's self samples since the counters were last
+// armed on this tree (all of them on a new tree, after a reset).
+func (a *armer) recent(b *builder) []hpm.FuncSample {
+	flat := flatSamples(b.tree)
+	if a.seenTree == b.tree {
+		for i, f := range flat {
+			flat[i].Self -= a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}]
+		}
+	}
+	return flat
+}
+
+// flatSamples is the self samples of each function of t.
+func flatSamples(t *cct.Tree) []hpm.FuncSample {
+	var flat []hpm.FuncSample
+	for _, f := range t.Flat() {
+		fn := t.Func(f.Func)
+		flat = append(flat, hpm.FuncSample{Name: fn.LinkName(), Module: fn.Module, Self: f.Self.Samples})
+	}
+	return flat
+}
+
+func names(ts []hpm.Target) []string {
+	n := make([]string, len(ts))
+	for i, t := range ts {
+		n[i] = t.Func
+	}
+	slices.Sort(n)
+	return n
+}

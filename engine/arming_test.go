@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/hpm"
+)
+
+// TestArmerPicksWhatIsHotNow: a function that was hot while the target
+// started and has had no sample since is not re-armed; what is hot since
+// the last arming is, even when its total is still smaller.
+func TestArmerPicksWhatIsHotNow(t *testing.T) {
+	b := newBuilder(nil)
+	add := func(name string, n int64) {
+		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
+		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
+	}
+	add("densityPhaseC", 500) // start-up work
+	a := newArmer(&Plan{auto: true, trigger: triggerTime})
+	first := a.pick(b)
+	if len(first) == 0 || first[0].Func != workloadPkg+"densityPhaseC" {
+		t.Fatalf("first pick %v", names(first))
+	}
+	// Arm without a session: record what arming records.
+	a.seen, a.seenTree = map[hpm.FuncSample]int64{}, b.tree
+	for _, f := range flatSamples(b.tree) {
+		a.seen[hpm.FuncSample{Name: f.Name, Module: f.Module}] += f.Self
+	}
+	add("densityLeaf", 100)
+	got := names(a.pick(b))
+	if !slices.Equal(got, []string{workloadPkg + "densityLeaf"}) {
+		t.Errorf("re-arm picks %v, want only the leaf", got)
+	}
+	// A reset profile is a new tree: its counts are all new.
+	nb := newBuilder(nil)
+	b = nb
+	add("densityPhaseC", 5)
+	if got := names(a.pick(b)); !slices.Equal(got, []string{workloadPkg + "densityPhaseC"}) {
+		t.Errorf("after a reset: %v", got)
+	}
+}
+
+// TestArmerKeepsAboutAsHotSet: re-arming stops sampling for a moment, so a
+// set that is about as hot as the armed one does not replace it, and one
+// clearly hotter does.
+func TestArmerKeepsAboutAsHotSet(t *testing.T) {
+	b := newBuilder(nil)
+	add := func(name string, n int64) {
+		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
+		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
+	}
+	a := newArmer(&Plan{auto: true, trigger: triggerTime})
+	a.armed = []string{workloadPkg + "densityPhaseC"}
+	add("densityPhaseC", 100)
+	add("densityLeaf", 110)
+	leaf := []hpm.Target{{Func: workloadPkg + "densityLeaf"}}
+	if a.worthIt(b, leaf) {
+		t.Error("re-arms for a function 10% hotter")
+	}
+	add("densityLeaf", 100)
+	if !a.worthIt(b, leaf) {
+		t.Error("keeps a function half as hot as the new one")
+	}
+}
+
+// TestArmerJudgesTrial: from a trial's counts, the hottest targets whose
+// projected cost fits half the budget together are kept; a target that
+// would cost more is banned and named, demangled and short, in a note with
+// its call rate; a round that keeps nothing twice gives up.
+func TestArmerJudgesTrial(t *testing.T) {
+	a := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05})
+	targets := []hpm.Target{
+		{Func: workloadPkg + "first"}, // 1000 calls in 100 ms of CPU at 1 µs: 1%
+		{Func: "_ZN3foo3barEv"},       // 100,000 calls: 100%
+		{Func: workloadPkg + "cheap"}, // 500 calls: 0.5%
+		{Func: workloadPkg + "third"}, // 1500: 1.5%, past half the budget with the others
+	}
+	keep := a.judge(targets, []uint64{1000, 100000, 500, 1500}, 100*time.Millisecond)
+	if got := names(keep); !slices.Equal(got, []string{workloadPkg + "cheap", workloadPkg + "first"}) {
+		t.Errorf("kept %v", got)
+	}
+	if !a.banned["_ZN3foo3barEv"] || !a.banned[workloadPkg+"third"] || a.banned[workloadPkg+"cheap"] {
+		t.Errorf("banned %v", a.banned)
+	}
+	if a.projected < 0.0149 || a.projected > 0.0151 {
+		t.Errorf("projected %.4f, want 0.015", a.projected)
+	}
+	if len(a.notes) != 1 || !strings.Contains(a.notes[0], "foo::bar (1000 calls per ms of CPU: 100%)") ||
+		!strings.Contains(a.notes[0], "workload.third") || strings.Contains(a.notes[0], "_ZN") {
+		t.Errorf("notes %q", a.notes)
+	}
+	// Nothing affordable, twice: counting gives up.
+	b := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05})
+	for range 2 {
+		if keep := b.judge(targets[1:2], []uint64{100000}, 100*time.Millisecond); len(keep) != 0 {
+			t.Fatalf("kept %v", names(keep))
+		}
+	}
+	if !b.giveUp || !slices.Contains(b.notes, tooHotNote) {
+		t.Errorf("gave up %v, notes %q", b.giveUp, b.notes)
+	}
+}

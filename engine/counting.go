@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
+)
+
+// countingFlags choose the trigger, the call counter and the correction.
+type countingFlags struct {
+	trigger   string
+	calls     string
+	alpha     float64
+	noDensity bool
+	noLatency bool
+	budget    float64 // percent of the target's CPU time automatic counting may cost
+}
+
+// Plan is how calls get counted and samples weighted in one run.
+type Plan struct {
+	trigger string
+	source  hpm.Source
+	targets []hpm.Target
+	auto    bool          // uprobe targets come from the live profile
+	cost    time.Duration // measured cost of one uprobe hit (0: not measured)
+	params  correct.Params
+	budget  float64 // share of the target's CPU time automatic counters may cost
+	binary  string  // the target's executable, where uprobe names resolve
+	entries map[entryKey]bool
+	unwind  unwindPlan
+	limits  limits
+}
+
+// dummyEvent counts nothing: it carries the target's sideband records
+// (mmaps, comms, forks) when the samples come from probes.
+var dummyEvent = sampler.EventSpec{Name: "dummy", Type: sampler.TypeSoftware, Config: 9}
+
+// callsPeriodDefault is N for --trigger calls without -c: one sample per
+// 997 calls of the counted functions. A prime, as VTune's sample-after
+// values are: a fixed period that divides a loop's round count samples the
+// same call of every round (every 100th call of a leaf that two sites call
+// 50 times each in turn always lands in the same site).
+const callsPeriodDefault = 997
+
+// autoK is how many hot functions get a counting uprobe under --calls auto
+// without a PMU.
+const autoK = hpm.DefaultAutoK
+
+// planCounting checks the counting flags against the machine and fills the
+// sampler configuration: members for the time trigger, leaders for the
+// calls and exact triggers.
+func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan, error) {
+	p := &Plan{trigger: cf.trigger, params: correct.Params{Density: !cf.noDensity, Latency: !cf.noLatency, Alpha: cf.alpha}}
+	switch cf.trigger {
+	case triggerTime, triggerCalls, triggerExact:
+	default:
+		return nil, usageError("unknown --trigger %q (time, calls or exact)", cf.trigger)
+	}
+	p.budget = autoBudget
+	if cf.budget != 0 {
+		p.budget = cf.budget / 100
+	}
+	if !(cf.budget >= 0 && cf.budget <= 100) {
+		return nil, usageError("--budget must be a percentage between 0 and 100, got %g", cf.budget)
+	}
+	if !ValidAlpha(cf.alpha) {
+		return nil, usageError("--alpha must be >= 0 and finite, got %g", cf.alpha)
+	}
+	mode, err := hpm.ParseMode(cf.calls)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	cpu := hpm.DetectCPU()
+	p.source, err = hpm.Choose(mode, cpu, hpm.ProbeHW(cpu))
+	if err != nil {
+		return nil, err
+	}
+	if p.source.Kind == "uprobe" {
+		if p.binary, err = targetBinary(*cfg); err != nil {
+			return nil, err
+		}
+		if len(p.source.Functions) > 0 {
+			targets, err := hpm.ResolveTargets(p.binary, p.source.Functions)
+			if err != nil {
+				return nil, err
+			}
+			p.targets, p.entries = placeProbes(targets)
+		} else {
+			p.auto = true
+		}
+	}
+
+	switch cf.trigger {
+	case triggerTime:
+		switch {
+		case p.source.Kind == "hw":
+			cfg.Members = []sampler.EventSpec{p.source.Events[0].Spec()}
+		case p.source.Kind == "uprobe" && !p.auto:
+			for _, t := range p.targets {
+				cfg.Members = append(cfg.Members, t.Spec())
+			}
+		}
+	case triggerCalls, triggerExact:
+		period := uint64(1)
+		if cf.trigger == triggerCalls {
+			period = callsPeriodDefault
+			if periodSet {
+				period = cfg.Period
+			}
+		}
+		switch {
+		case p.source.Kind == "hw" && cf.trigger == triggerCalls:
+			cfg.Leader, cfg.Freq, cfg.Period = p.source.Events[0].Spec(), 0, period
+		case p.source.Kind == "uprobe" && !p.auto:
+			// The probes watch every task and the sampler keeps the
+			// target's hits: a probe opened per thread would miss a new
+			// thread's first calls (uprobe events are not inherited). The
+			// primary group is a dummy event that only tracks the target.
+			cfg.Leader, cfg.Freq, cfg.Period = dummyEvent, 0, 1
+			cfg.Extra = nil
+			for _, t := range p.targets {
+				cfg.Extra = append(cfg.Extra, sampler.Group{Leader: t.Spec(), Period: period, AllTasks: true})
+			}
+		default:
+			return nil, usageError("--trigger %s needs the functions to probe: give --calls uprobe:F1,F2", cf.trigger)
+		}
+		// Probe hits are user-space events; their kernel frames are only
+		// the trap handling.
+		cfg.UserOnly = true
+		switch {
+		case cf.trigger == triggerExact:
+			cfg.RingPages = 1024 // every call is a record: a lost one breaks exactness
+		case cfg.RingPages < 256:
+			// Probes on all tasks: other processes running the binary
+			// write into the same rings.
+			cfg.RingPages = 256
+		}
+	}
+	if p.source.Kind == "uprobe" {
+		p.cost = probeCost(p.binary)
+	}
+	return p, nil
+}
+
+// targetBinary is the executable whose functions --calls uprobe:F names.
+func targetBinary(cfg sampler.Config) (string, error) {
+	var path string
+	if cfg.PID > 0 {
+		p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.PID))
+		if sampler.IsPermission(err) {
+			return "", sampler.AttachDenied(cfg.PID, err)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w: %d", sampler.ErrNoProcess, cfg.PID)
+		}
+		path = strings.TrimSuffix(p, " (deleted)")
+	} else {
+		p, err := sampler.LookPath(cfg.Argv[0])
+		if err != nil {
+			return "", err
+		}
+		path = p
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return path, nil
+}
+
+// placeProbes moves each Go probe past its function's stack check, where a
+// hit costs a tenth (the kernel emulates the PUSHQ BP there instead of
+// single-stepping the check) and where a call that grows its stack passes
+// once, not twice. It returns the targets and where the probes sit the way
+// frames name addresses, so that a clock sample landing on a probe can get
+// its caller back from the stack word.
+func placeProbes(targets []hpm.Target) ([]hpm.Target, map[entryKey]bool) {
+	m := map[entryKey]bool{}
+	out := make([]hpm.Target, len(targets))
+	for i, t := range targets {
+		moved, d := t.AfterStackCheck()
+		out[i] = moved
+		if vaddr, _, err := symbol.FuncLocation(t.Path, t.Func); err == nil {
+			m[entryKey{t.Path, vaddr + d}] = true
+		}
+	}
+	return out, m
+}
+
+// describe is the counter line of summaries and profile comments.
+func (p *Plan) describe() string {
+	s := hpm.Describe(p.source, p.cost)
+	if p.auto && len(p.targets) > 0 {
+		names := make([]string, len(p.targets))
+		for i, t := range p.targets {
+			names[i] = displayName(t.Func)
+		}
+		s += "; armed on " + strings.Join(names, ", ")
+	}
+	return s
+}
+
+// briefMax bounds counterBrief, for the TUI's header.
+const briefMax = 28
+
+// counterBrief is the counter in a few words, for the TUI's header: "PMU
+// NEAR_CALL", "uprobes on 4 functions" (as armed now), "uprobes, arming"
+// before automatic counters are first armed, "uprobes: none armed" when
+// they armed none (every hot function too costly to count), or "none". a is
+// the automatic counters' armer, nil where there is none.
+func counterBrief(p *Plan, a *armer) string {
+	if p == nil {
+		return "none"
+	}
+	var s string
+	switch p.source.Kind {
+	case "hw":
+		var names []string
+		for _, e := range p.source.Events {
+			// BR_INST_RETIRED.NEAR_CALL: the umask's name says it; a
+			// hybrid part's core PMUs share one.
+			n := e.Name[strings.LastIndexByte(e.Name, '.')+1:]
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		s = strings.TrimSpace("PMU " + strings.Join(names, "+"))
+	case "uprobe":
+		switch n := len(p.targets); {
+		case n > 0:
+			s = fmt.Sprintf("uprobes on %d %s", n, plural(n, "function", "functions"))
+		case p.auto && a != nil && a.armed == nil && !a.giveUp:
+			s = "uprobes, arming"
+		default:
+			s = "uprobes: none armed"
+		}
+	default:
+		s = "none"
+	}
+	if r := []rune(s); len(r) > briefMax {
+		s = string(r[:briefMax-1]) + "…"
+	}
+	return s
+}
+
+// hasCalls says whether the run produces call estimates at all.
+func (p *Plan) hasCalls() bool {
+	return p.trigger != triggerTime || p.source.Kind != "none"
+}
+
+// probeCost is what a counting uprobe hit costs in binary. In Go code the
+// probe sits on a PUSHQ BP, which the kernel emulates; elsewhere the first
+// instruction may have to be single-stepped, which costs far more on some
+// machines (about 10 µs in a VM), and the budget must assume the worst.
+func probeCost(binary string) time.Duration {
+	cheap, err := hpm.MeasureUprobeCostAfterStackCheck(2000)
+	if err != nil {
+		return 0
+	}
+	if symbol.IsGoBinary(binary) {
+		return cheap
+	}
+	if slow, err := hpm.MeasureUprobeCost(500); err == nil && slow > cheap {
+		return slow
+	}
+	return cheap
+}
+
+// ValidAlpha says whether a is a latency factor: finite and not negative.
+func ValidAlpha(a float64) bool {
+	return a >= 0 && !math.IsInf(a, 1)
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/tui"
+)
+
+// Options choose how a run counts calls, weighs samples, unwinds user
+// stacks and bounds its memory. DefaultOptions are those of a command line
+// without flags.
+type Options struct {
+	Trigger   string  // what takes a sample: TriggerTime, TriggerCalls or TriggerExact
+	Calls     string  // the call counter: auto, hw, none, or uprobe:F1,F2; "": time only, no counting planned at all
+	Alpha     float64 // latency factor of calls_adjusted
+	NoDensity bool    // leave call-density correction out of the weights
+	NoLatency bool    // leave sampling-latency correction out of the weights
+	Budget    float64 // percent of the target's CPU time automatic counting may cost (0: the default)
+	Unwind    string  // UnwindAuto, UnwindFP or UnwindDWARF
+	StackSize int     // bytes of user stack copied per sample for UnwindDWARF
+	MaxNodes  int     // calling contexts kept; colder ones fold into [other] (0: no limit)
+	MaxLog    int     // newest samples kept for re-weighting call estimates (0: no limit)
+}
+
+// Triggers (Options.Trigger).
+const (
+	TriggerTime  = triggerTime
+	TriggerCalls = triggerCalls
+	TriggerExact = triggerExact
+)
+
+// Unwinding modes (Options.Unwind).
+const (
+	UnwindAuto  = unwindAuto
+	UnwindFP    = unwindFP
+	UnwindDWARF = unwindDWARF
+)
+
+// limits bound cctop's memory on a long run (0: no bound).
+type limits struct {
+	nodes int // calling contexts in the tree; the cold ones fold into [other]
+	log   int // samples in the log the call estimates are re-weighted from; the newest stay
+}
+
+// The default bounds: a context takes about 220 bytes (go test -bench
+// NodeMemory ./cct/), so the tree stays near 55 MB, and twice that while
+// the TUI holds a snapshot; the log holds half an hour of one thread at
+// 999 Hz in 48 MB.
+const (
+	DefaultMaxNodes = 250_000
+	DefaultMaxLog   = 2_000_000
+	MinMaxNodes     = 100 // room for a readable top of the tree
+)
+
+// DefaultOptions are the options of a run without flags.
+func DefaultOptions() Options {
+	return Options{
+		Trigger: TriggerTime, Calls: "auto", Alpha: correct.DefaultAlpha, Budget: 100 * autoBudget,
+		Unwind: UnwindAuto, StackSize: defaultStackSize, MaxNodes: DefaultMaxNodes, MaxLog: DefaultMaxLog,
+	}
+}
+
+// Prepare checks o against the machine and cfg's target, completes cfg
+// (counting events, stack copies, ring sizes) and plans the run. An error
+// in o itself is a *UsageError.
+func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
+	// Without Calls: time only, with no call counter to speak of.
+	plan := &Plan{trigger: triggerTime, source: hpm.Source{Kind: "none"}}
+	var err error
+	if o.Calls != "" {
+		cf := countingFlags{trigger: o.Trigger, calls: o.Calls, alpha: o.Alpha,
+			noDensity: o.NoDensity, noLatency: o.NoLatency, budget: o.Budget}
+		if plan, err = planCounting(cf, cfg, cfg.Period > 0); err != nil {
+			return nil, err
+		}
+	}
+	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
+	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog}
+	return plan, err
+}
+
+// UsageError is an option the engine cannot run with, worded for the
+// command line's flags.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usageError(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Record samples cfg's target under plan until it exits or ctx ends, and
+// builds its tree. A target the session launched is stopped when ctx ends
+// first, and its last samples are kept. The caller closes the recording.
+func Record(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io.Writer) (*Recording, error) {
+	return recordTarget(ctx, cfg, plan, stderr)
+}
+
+// Tree is the recorded calling context tree.
+func (r *Recording) Tree() *cct.Tree { return r.b.tree }
+
+// WriteProfile writes the recording to path, atomically, in format
+// ("pprof" or "folded").
+func (r *Recording) WriteProfile(path, format string) error {
+	return writeProfile(path, format, r.b.tree, profileMeta(r.cfg, r))
+}
+
+// Summary writes the record summary: samples, losses, counting, stacks,
+// notes and the top functions by self time.
+func (r *Recording) Summary(w io.Writer) { summary(w, r.cfg, r) }
+
+// Close closes the session and releases its probes (see closeSession).
+func (r *Recording) Close(stderr io.Writer) { closeSession(r.sess, stderr) }
+
+// StartLive opens a session on cfg's target for the live aggregator. The
+// caller runs it (Run) until it is done with it, then closes it (Close).
+func StartLive(cfg sampler.Config, plan *Plan, stderr io.Writer) (*Live, error) {
+	sess, b, err := startSession(cfg, plan, stderr)
+	if err != nil {
+		return nil, err
+	}
+	l := newLive(targetName(cfg, sess), sess, b, plan)
+	l.launched = len(cfg.Argv) > 0
+	return l, nil
+}
+
+// Run aggregates the session's samples into snapshots, and carries out the
+// TUI's actions, until ctx ends.
+func (l *Live) Run(ctx context.Context) { l.run(ctx) }
+
+// Close stops a target the session launched (an attached one runs on),
+// closes the session and releases its probes.
+func (l *Live) Close(stderr io.Writer) {
+	if l.launched {
+		l.sess.Stop(2 * time.Second)
+	}
+	closeSession(l.sess, stderr)
+}
+
+// OpenProfile is the TUI's source for the saved profile at path, with
+// deltas against the one at basePath ("": none).
+func OpenProfile(path, basePath string) (tui.Source, error) {
+	s, err := newFileSource(path, basePath)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,542 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/tui"
+)
+
+// Live is a running profile for the TUI. One goroutine, the aggregator,
+// runs the sampler and owns the builder; it takes the TUI's actions between
+// batches and publishes an immutable snapshot a few times a second. The TUI
+// only ever reads the latest snapshot.
+type Live struct {
+	target string
+	// launched: the session started the target, and stops it on Close
+	launched bool
+	sess     *sampler.Session
+	b        *builder
+	plan     *Plan
+	arm      *armer
+	actions  chan tui.Action
+	msgs     chan tea.Msg
+
+	// owned by the aggregator
+	params correct.Params
+	metric string
+	// metricChosen: the user picked the metric, which then stays.
+	metricChosen bool
+	comparison   int // index into comparisons
+	baseline     []float64
+	base         *cct.Tree // --base file, if any
+	paused       bool
+	dirty        bool
+	lastSnap     time.Time
+	lastCount    uint64
+	lastRateAt   time.Time
+	rate         float64
+	seq          uint64
+	start        time.Time // of the profile: the session's, or the last reset's
+	threadSel    uint32    // the thread the TUI's filter shows, 0: none
+	// timeCfg is the time trigger's sampling configuration, to return to
+	// after the calls or exact trigger.
+	timeCfg sampler.Config
+	// exactRun is the last finished exact-trigger run: calls per node of
+	// the tree they were counted in.
+	exactRun *exactRun
+
+	// what the status line last said about the session's events
+	toldThreads int
+	toldLost    uint64
+	toldTarget  sampler.TargetState
+	toldNotes   int // of arm.notes
+
+	mu   sync.Mutex
+	snap tui.Snapshot
+}
+
+var comparisons = []string{"", "uncorrected samples", "baseline", "base file", "exact run"}
+
+// exactRun is a profile of calls counted one by one.
+type exactRun struct {
+	tree  *cct.Tree
+	calls []float64
+}
+
+func newLive(target string, sess *sampler.Session, b *builder, plan *Plan) *Live {
+	l := &Live{
+		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan),
+		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
+		params: plan.params, metric: "time", comparison: 1, start: time.Now(),
+	}
+	if b.weights != nil && plan.params.Density {
+		l.metric = "calls"
+	}
+	b.onFold = l.refold
+	l.timeCfg = sess.Config()
+	if plan.trigger != triggerTime {
+		// Started on probes: time sampling is cctop's default clock.
+		clock, _ := sampler.ParseEvent("cpu-clock")
+		l.timeCfg.Leader, l.timeCfg.Freq, l.timeCfg.Period, l.timeCfg.Extra = clock, 999, 0, nil
+		l.timeCfg.RingPages = 64
+	}
+	return l
+}
+
+func (l *Live) Snapshot() tui.Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.snap
+}
+
+func (l *Live) Do(a tui.Action) {
+	select {
+	case l.actions <- a:
+	default:
+		l.send(tui.StatusMsg{Text: "busy: action dropped"})
+	}
+}
+
+func (l *Live) Msgs() <-chan tea.Msg { return l.msgs }
+
+func (l *Live) send(m tea.Msg) {
+	select {
+	case l.msgs <- m:
+	default:
+	}
+}
+
+// run is the aggregator: it returns when ctx ends.
+func (l *Live) run(ctx context.Context) {
+	l.sess.SetIdle(l.tick)
+	l.publish()
+	// The builder is read through l.b on every batch: Reset replaces it.
+	notes, err := runArmed(ctx, l.sess, l.arm, func() *builder { return l.b }, func() { l.dirty = true })
+	for _, n := range append(notes, l.arm.notes[l.toldNotes:]...) {
+		l.send(tui.StatusMsg{Text: n})
+	}
+	l.toldNotes = len(l.arm.notes)
+	if err != nil {
+		l.send(tui.ErrorMsg{Err: err})
+		return
+	}
+	if !l.sess.Exited() {
+		return
+	}
+	// The last snapshot first: its news (threads gone) must not push the
+	// exit off the status line.
+	l.publish()
+	l.send(tui.StatusMsg{Text: exitReport(l.sess.Config(), l.sess) + ": the profile is frozen; browse and export it"})
+	// Keep serving actions (export, toggles) until the TUI quits.
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			l.tick()
+		}
+	}
+}
+
+// tick takes pending actions and publishes a snapshot when due.
+func (l *Live) tick() {
+	for {
+		select {
+		case a := <-l.actions:
+			l.apply(a)
+			l.dirty = true
+			continue
+		default:
+		}
+		break
+	}
+	l.tellArming()
+	if t := l.sess.Target(); t.Stopped != l.toldTarget.Stopped || t.Stops != l.toldTarget.Stops {
+		// A stopped target sends no samples: show the stop all the same.
+		l.dirty = true
+	}
+	if l.dirty && time.Since(l.lastSnap) >= 200*time.Millisecond {
+		l.publish()
+	}
+}
+
+func (l *Live) apply(a tui.Action) {
+	switch a.Kind {
+	case tui.ToggleDensity:
+		l.params.Density = !l.params.Density
+		l.send(tui.StatusMsg{Text: "density correction " + onOff(l.params.Density)})
+	case tui.ToggleLatency:
+		l.params.Latency = !l.params.Latency
+		l.send(tui.StatusMsg{Text: "latency correction " + onOff(l.params.Latency)})
+	case tui.AlphaUp:
+		l.params.Alpha = stepAlpha(l.params.Alpha, true)
+	case tui.AlphaDown:
+		l.params.Alpha = stepAlpha(l.params.Alpha, false)
+	case tui.SetMetric:
+		l.metric = "time"
+		if a.Value != 0 {
+			l.metric = "calls"
+		}
+		l.metricChosen = true
+	case tui.CycleComparison:
+		for {
+			l.comparison = (l.comparison + 1) % len(comparisons)
+			switch comparisons[l.comparison] {
+			case "base file":
+				if l.base == nil {
+					continue
+				}
+			case "exact run":
+				if l.exactCalls() == nil {
+					continue
+				}
+				if l.metric != "calls" {
+					l.send(tui.StatusMsg{Text: "the exact run counts calls: press m to compare calls"})
+				}
+			case "baseline":
+				if l.baseline == nil {
+					l.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
+				}
+			}
+			break
+		}
+	case tui.SetThread:
+		l.threadSel = uint32(a.Value)
+		l.lastSnap = time.Time{} // the filter waits for this thread's weights
+	case tui.Baseline:
+		l.baseline = l.selfWeights()
+		l.comparison = 2
+		l.send(tui.StatusMsg{Text: "baseline taken"})
+	case tui.Pause:
+		var err error
+		if l.paused {
+			err = l.sess.Resume()
+		} else {
+			err = l.sess.Pause()
+		}
+		if err != nil {
+			l.send(tui.ErrorMsg{Err: err})
+			return
+		}
+		l.paused = !l.paused
+	case tui.Reset:
+		// A new tree and log; the sampler keeps running.
+		nb := newSessionBuilder(l.b.res, l.plan, l.sess)
+		nb.threads, nb.life = l.b.threads, l.b.life
+		nb.entries = l.b.entries
+		if l.b.weights != nil && nb.weights != nil {
+			// The panel's history is of the target, not of the profile.
+			nb.weights.timeline, nb.weights.latency = l.b.weights.timeline, l.b.weights.latency
+			nb.weights.trigger = l.b.weights.trigger
+		}
+		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
+			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
+		}
+		nb.onFold = l.refold
+		l.b = nb
+		l.start = time.Now()
+		l.baseline = nil
+		l.send(tui.StatusMsg{Text: "profile reset"})
+	case tui.RateUp, tui.RateDown:
+		l.changeRate(a.Kind == tui.RateUp)
+	case tui.CycleTrigger:
+		l.cycleTrigger()
+	case tui.Export:
+		path := a.Path
+		if path == "" {
+			path = fmt.Sprintf("cctop-%s.pb.gz", time.Now().Format("20060102-150405"))
+		}
+		if l.b.weights != nil {
+			l.b.weights.apply(l.b.tree, l.params.Alpha)
+		}
+		cfg := l.sess.Config()
+		rec := &Recording{sess: l.sess, b: l.b, plan: l.plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
+		meta := profileMeta(cfg, rec)
+		meta.Comments[0] = "cctop top"
+		if err := writeProfile(path, "pprof", l.b.tree, meta); err != nil {
+			l.send(tui.ErrorMsg{Err: err})
+			return
+		}
+		l.send(tui.StatusMsg{Text: "exported to " + path})
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// stepAlpha moves alpha along 0, 0.01, 0.1, 1, 10, ... 10000.
+func stepAlpha(a float64, up bool) float64 {
+	steps := []float64{0, 0.01, 0.1, 1, 10, 100, 1000, 10000}
+	i := 0
+	for i < len(steps)-1 && steps[i] < a {
+		i++
+	}
+	if up && i < len(steps)-1 {
+		i++
+	} else if !up && i > 0 {
+		i--
+	}
+	return steps[i]
+}
+
+// changeRate doubles or halves the sampling frequency by reopening the
+// events; the profile so far stays.
+func (l *Live) changeRate(up bool) {
+	cfg := l.sess.Config()
+	if cfg.Period > 0 || !cfg.Leader.IsClock() {
+		l.send(tui.StatusMsg{Text: "the rate of this trigger is set by -c"})
+		return
+	}
+	f := cfg.Freq * 2
+	if !up {
+		f = max(cfg.Freq/2, 1)
+	}
+	if f > 9999 {
+		f = 9999
+	}
+	err := l.sess.ReconfigureWith(func(c *sampler.Config) { c.Freq = f }, l.b.handle)
+	if l.b.weights != nil {
+		// Reopened events, even the old ones after a failure, count
+		// from zero.
+		l.b.weights.reset(l.sess.Generation())
+	}
+	if err != nil {
+		l.send(tui.ErrorMsg{Err: err})
+		return
+	}
+	l.send(tui.StatusMsg{Text: fmt.Sprintf("sampling at %d Hz", f)})
+}
+
+// selfWeights is the per-node self weight of the shown metric.
+func (l *Live) selfWeights() []float64 {
+	t := l.b.tree
+	if l.metric == "calls" && l.b.weights != nil {
+		got, _ := l.b.weights.log.Reweight(l.params, nil)
+		return resized(got, t.Len())
+	}
+	w := make([]float64, t.Len())
+	for i := range w {
+		w[i] = float64(t.Node(cct.NodeID(i)).Self.Time)
+	}
+	return w
+}
+
+// compareWeights is the comparison profile on the current tree's nodes.
+func (l *Live) compareWeights() []float64 {
+	t := l.b.tree
+	switch comparisons[l.comparison] {
+	case "uncorrected samples":
+		w := make([]float64, t.Len())
+		for i := range w {
+			w[i] = float64(t.Node(cct.NodeID(i)).Self.Samples)
+		}
+		return w
+	case "baseline":
+		return l.baseline
+	case "exact run":
+		return l.exactCalls()
+	}
+	return nil
+}
+
+// exactCalls is the exact run's calls on the current tree's nodes: those
+// being counted now under the exact trigger, or else the last exact run,
+// matched by call path when the profile was reset since.
+func (l *Live) exactCalls() []float64 {
+	t := l.b.tree
+	if w := l.b.weights; w != nil && len(w.exact) > 0 {
+		return resized(w.exact, t.Len())
+	}
+	if l.exactRun == nil {
+		return nil
+	}
+	if l.exactRun.tree == t {
+		return resized(l.exactRun.calls, t.Len())
+	}
+	return mapOnto(t, l.exactRun.tree, l.exactRun.calls)
+}
+
+// publish builds a snapshot.
+func (l *Live) publish() {
+	l.lastSnap = time.Now()
+	l.dirty = false
+	l.seq++
+	st := l.sess.Stats()
+	l.tellEvents(st)
+	now := time.Now()
+	if !l.lastRateAt.IsZero() {
+		if dt := now.Sub(l.lastRateAt).Seconds(); dt > 0.5 {
+			l.rate = float64(st.Samples-l.lastCount) / dt
+			l.lastCount, l.lastRateAt = st.Samples, now
+		}
+	} else {
+		l.lastCount, l.lastRateAt = st.Samples, now
+	}
+	if !l.metricChosen && l.b.weights != nil && l.params.Density {
+		// Until the user picks one (m), calls once any call has been
+		// counted, time before: automatic counters may arm late, arm
+		// nothing (every hot function too costly to count), or count no
+		// call (a function the hot path no longer calls), and the calls
+		// metric would show an empty profile.
+		l.metric = "time"
+		if w := l.b.weights; w.runHits+w.totalHits() > 0 {
+			l.metric = "calls"
+		}
+	}
+	self := l.selfWeights()
+	cmp := l.compareWeights()
+	overlap := -1.0
+	if cmp != nil && hasWeight(self) && hasWeight(cmp) {
+		overlap = correct.OverlapSlices(self, cmp)
+	} else {
+		// Nothing to compare yet (no call counted before the counters
+		// are armed): an overlap of 0 and deltas of -100 would mislead.
+		cmp = nil
+	}
+	state := "live"
+	switch {
+	case l.sess.Exited():
+		state = "target exited"
+		if _, killed := l.sess.ExitSignal(); killed {
+			state = "target killed"
+		}
+	case l.sess.Target().Stopped:
+		state = "target stopped"
+	case l.paused:
+		state = "paused"
+	}
+	threads := make([]cct.Thread, 0, len(l.b.threads))
+	for _, th := range l.b.threads {
+		threads = append(threads, th)
+	}
+	tree := l.b.tree.Clone()
+	snap := tui.Snapshot{
+		Tree:       tree,
+		ThreadSelf: l.threadSelf(tree),
+		Counters:   l.counters(),
+		Self:       self,
+		Compare:    cmp,
+		Metric:     l.metric,
+		Threads:    threads,
+		Seq:        l.seq,
+		Header: tui.Header{
+			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
+			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
+			Folded: l.b.folded, LogDropped: l.logDropped(),
+			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
+			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
+			Density: l.params.Density, Latency: l.params.Latency,
+			Comparison: comparisons[l.comparison], Overlap: overlap, State: state,
+		},
+	}
+	l.mu.Lock()
+	l.snap = snap
+	l.mu.Unlock()
+	l.send(tui.SnapshotReadyMsg{})
+}
+
+// probeCost is the share of the profile's samples, in percent, taken while
+// the kernel handled a counting probe; -1 when no probe is armed and none
+// was seen, or when kernel frames are not sampled (the cost is there but
+// out of sight: not 0). The builder counts since the last reset, as its
+// tree holds.
+func (l *Live) probeCost() float64 {
+	if !l.sess.KernelFrames() {
+		return -1
+	}
+	return l.b.probeShare(len(l.plan.targets) > 0)
+}
+
+func (l *Live) logDropped() uint64 {
+	if w := l.b.weights; w != nil {
+		return w.log.Dropped()
+	}
+	return 0
+}
+
+// refold moves the aggregator's per-node data onto the tree the builder
+// just folded.
+func (l *Live) refold(remap []cct.NodeID) {
+	if l.baseline != nil {
+		l.baseline = cct.Remap(l.baseline, remap, l.b.tree.Len())
+	}
+}
+
+// resized is a copy of per-node weights w for a tree of n nodes: the tree
+// grows after the weights were summed, and a snapshot owns its slices.
+func resized(w []float64, n int) []float64 {
+	out := make([]float64, n)
+	copy(out, w)
+	return out
+}
+
+func hasWeight(w []float64) bool {
+	for _, x := range w {
+		if x > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tellEvents puts what changed in the session since the last snapshot on
+// the status line: threads started or gone, records lost.
+func (l *Live) tellEvents(st sampler.Stats) {
+	if l.toldThreads != 0 && st.Threads != l.toldThreads {
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("threads: %d → %d", l.toldThreads, st.Threads)})
+	}
+	l.toldThreads = st.Threads
+	l.tellTarget()
+	if st.Lost > l.toldLost {
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("%d records lost (the rings filled faster than cctop read them; %d in all): lower the rate with [", st.Lost-l.toldLost, st.Lost)})
+		l.toldLost = st.Lost
+	}
+}
+
+// tellTarget puts what the target did since the last snapshot on the
+// status line: stopped or continued, processes started, programs run.
+func (l *Live) tellTarget() {
+	t, was := l.sess.Target(), l.toldTarget
+	l.toldTarget = t
+	switch {
+	case t.Stopped && (!was.Stopped || t.Stops != was.Stops):
+		l.send(tui.StatusMsg{Text: "target stopped (SIGSTOP or a debugger): no samples until it continues"})
+	case !t.Stopped && t.Stops > was.Stops:
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target was stopped and continued (%s stopped in all)", t.StoppedFor.Round(100*time.Millisecond))})
+	case was.Stopped && !t.Stopped:
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target continued after %s stopped", (t.StoppedFor - was.StoppedFor).Round(100*time.Millisecond))})
+	}
+	if t.Execs > was.Execs {
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target executed %s: its samples are kept with the earlier ones", t.Exec)})
+	}
+	if t.Processes > was.Processes {
+		n := t.Processes - was.Processes
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("target started %d child %s (%d in all, sampled with it)", n, plural(int(n), "process", "processes"), t.Processes)})
+	}
+	if t.Missed > was.Missed && was.Missed == 0 {
+		l.send(tui.StatusMsg{Text: "short-lived threads end before cctop can open their events: their samples are missing (--calls none samples them)"})
+	}
+}
+
+// tellArming puts what the automatic counters decided on the status line as
+// it happens.
+func (l *Live) tellArming() {
+	for _, n := range l.arm.notes[l.toldNotes:] {
+		l.send(tui.StatusMsg{Text: n})
+	}
+	l.toldNotes = len(l.arm.notes)
+}

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/tui"
+)
+
+// counters is the counters panel of a snapshot: the counter and its cost,
+// each thread's call density over time, the sampling latency, and where
+// truncated stacks stop, by module.
+func (l *Live) counters() *tui.Counters {
+	cfg := l.sess.Config()
+	rate := Describe(cfg)
+	if l.plan.trigger != triggerTime {
+		period := cfg.Period // a hardware call counter leads
+		if len(cfg.Extra) > 0 {
+			period = cfg.Extra[0].Period // probes on all tasks lead
+		}
+		rate = fmt.Sprintf("a sample every %d calls", max(period, 1))
+	}
+	c := &tui.Counters{
+		Source: l.plan.describe(),
+		Cost:   -1,
+		Params: fmt.Sprintf("trigger %s · %s · alpha %g · density %s · latency %s · unwind %s",
+			l.plan.trigger, rate, l.params.Alpha, onOff(l.params.Density), onOff(l.params.Latency), cmp.Or(l.plan.unwind.mode, unwindFP)),
+		BucketSeconds: densityBucket.Seconds(),
+		DensityUnit:   "calls/ms",
+	}
+	for _, st := range l.b.unwound.topStops(3) {
+		c.Stops = append(c.Stops, tui.StackStop{Module: st.Module, Why: st.Why, Percent: st.Percent})
+	}
+	w := l.b.weights
+	if w == nil {
+		return c
+	}
+	c.Hits = w.totalHits()
+	switch {
+	case l.plan.source.Kind == "hw":
+		c.Cost = 0 // the PMU counts for free
+	case l.plan.trigger == triggerTime && w.clockTime > 0 && l.plan.cost > 0:
+		c.Cost = w.overhead(l.plan.cost)
+	}
+	for _, d := range w.timeline.Densities(densityKeep, 1e6) {
+		c.Density = append(c.Density, tui.ThreadSeries{TID: d.TID, Name: l.b.threads[d.TID].Name, Points: d.Points})
+	}
+	s := w.latency.Summary()
+	hist, edges := w.latency.Octaves()
+	c.Latency = tui.LatencyStats{N: uint64(s.N), Min: s.Min, Median: s.Median, Mean: s.Mean, Max: s.Max, Hist: hist, Edges: edges}
+	return c
+}
+
+// threadSelf returns the snapshot's per-thread weights: time from the
+// (immutable) cloned tree for any thread; calls, which need the sample log
+// the aggregator owns, only for the thread the filter asked for, weighed
+// here.
+func (l *Live) threadSelf(tree *cct.Tree) func(uint32) []float64 {
+	if l.metric == "calls" && l.b.weights != nil {
+		sel := l.threadSel
+		var got []float64
+		if idx, ok := l.b.weights.threads[sel]; ok && sel != 0 {
+			w, _ := l.b.weights.log.ReweightThread(l.params, idx, nil)
+			got = resized(w, tree.Len())
+		} else if sel != 0 {
+			got = make([]float64, tree.Len()) // no samples of that thread weighed
+		}
+		return func(tid uint32) []float64 {
+			if tid == sel {
+				return got
+			}
+			return nil
+		}
+	}
+	return func(tid uint32) []float64 {
+		out := make([]float64, tree.Len())
+		for i := range out {
+			for _, ts := range tree.Threads(cct.NodeID(i)) {
+				if ts.TID == tid {
+					out[i] = float64(ts.Self.Time)
+				}
+			}
+		}
+		return out
+	}
+}

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/tui"
+)
+
+// nextTrigger is the order g cycles through.
+var nextTrigger = map[string]string{triggerTime: triggerCalls, triggerCalls: triggerExact, triggerExact: triggerTime}
+
+// cycleTrigger moves the running sampler to the next trigger: time, then a
+// sample every callsPeriodDefault calls of the counted functions, then every
+// call, then time again. The events are reopened; the profile so far stays,
+// and the samples of each trigger are weighed as that trigger says.
+func (l *Live) cycleTrigger() {
+	from := l.plan.trigger
+	to := nextTrigger[from]
+	hw := l.plan.source.Kind == "hw"
+	probes := l.plan.source.Kind == "uprobe" && len(l.plan.targets) > 0
+	if to == triggerExact && !probes {
+		to = triggerTime // counting every call needs probes, not a PMU counter
+	}
+	if to == triggerCalls && !hw && !probes {
+		msg := "the calls trigger needs counted functions: none are counted"
+		if l.plan.auto {
+			msg = "the calls trigger needs counted functions: none are armed yet"
+		}
+		l.send(tui.StatusMsg{Text: msg})
+		return
+	}
+	if to == from {
+		return
+	}
+	if from == triggerTime {
+		l.timeCfg = l.sess.Config()
+	}
+	targets := l.plan.targets
+	old := l.sess.Config()
+	change := func(c *sampler.Config) {
+		switch to {
+		case triggerTime:
+			keep := *c
+			*c = l.timeCfg
+			c.PID, c.Argv = keep.PID, keep.Argv
+			c.Members = nil
+			switch {
+			case hw:
+				c.Members = []sampler.EventSpec{l.plan.source.Events[0].Spec()}
+			case probes:
+				for _, t := range targets {
+					c.Members = append(c.Members, t.Spec())
+				}
+			}
+		case triggerCalls, triggerExact:
+			period := uint64(callsPeriodDefault)
+			if to == triggerExact {
+				period = 1
+			}
+			c.Members, c.Extra, c.UserOnly = nil, nil, true
+			c.RingPages = max(l.timeCfg.RingPages, 256) // as planCounting
+			if to == triggerExact {
+				c.RingPages = 1024 // every call is a record: a lost one breaks exactness
+			}
+			if hw {
+				c.Leader, c.Freq, c.Period = l.plan.source.Events[0].Spec(), 0, period
+				return
+			}
+			c.Leader, c.Freq, c.Period = dummyEvent, 0, 1
+			for _, t := range targets {
+				c.Extra = append(c.Extra, sampler.Group{Leader: t.Spec(), Period: period, AllTasks: true})
+			}
+		}
+	}
+	if err := l.sess.ReconfigureWith(change, l.b.handle); err != nil {
+		l.send(tui.ErrorMsg{Err: fmt.Errorf("switching to the %s trigger: %w", to, err)})
+		// Back to where it was, so that something samples.
+		if err := l.sess.ReconfigureWith(func(c *sampler.Config) { *c = old }, l.b.handle); err != nil {
+			l.send(tui.ErrorMsg{Err: err})
+		}
+		if w := l.b.weights; w != nil {
+			w.reset(l.sess.Generation())
+		}
+		return
+	}
+	l.plan.trigger = to
+	if w := l.b.weights; w != nil {
+		w.trigger = to
+		w.reset(l.sess.Generation())
+	}
+	switch to {
+	case triggerTime:
+		l.send(tui.StatusMsg{Text: "trigger time: " + Describe(l.sess.Config())})
+		if from == triggerExact && l.exactCalls() != nil {
+			l.setComparison("exact run")
+		}
+	case triggerCalls:
+		l.send(tui.StatusMsg{Text: fmt.Sprintf("trigger calls: a sample every %d calls of %s", callsPeriodDefault, l.countedNames())})
+	case triggerExact:
+		l.send(tui.StatusMsg{Text: "trigger exact: every call of " + l.countedNames() + " is a sample (costly; g again to go back to time)"})
+	}
+}
+
+// setComparison makes the named comparison current.
+func (l *Live) setComparison(name string) {
+	for i, c := range comparisons {
+		if c == name {
+			l.comparison = i
+		}
+	}
+}
+
+func (l *Live) countedNames() string {
+	if l.plan.source.Kind == "hw" {
+		return "the program (" + l.plan.source.Events[0].Name + ")"
+	}
+	n := names(l.plan.targets)
+	if len(n) > 3 {
+		return fmt.Sprintf("%s and %d more", strings.Join(n[:3], ", "), len(n)-3)
+	}
+	return strings.Join(n, ", ")
+}

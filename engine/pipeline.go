@@ -1,0 +1,297 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
+)
+
+// builder turns sampler batches into a calling context tree. It owns the
+// tree, the symbol resolver and the thread table; one goroutine uses it.
+type builder struct {
+	res     *symbol.Resolver
+	tree    *cct.Tree
+	threads map[uint32]cct.Thread
+	funcs   map[funcKey]cct.FuncID
+	life    *lifetimes // exited processes and threads, to forget
+	// reused per sample
+	frames    []symbol.Frame
+	stack     []cct.Frame
+	pcs       []uint64 // user stack unwound from a stack copy
+	merged    []uint64
+	alt       []symbol.Frame
+	userDepth int  // user frames of the stack being built, for classify
+	copyStop  bool // the unwound stack ended at the end of its stack copy
+	dwarf     bool // --unwind dwarf: stack copies are meant to hold whole stacks
+	rooted    bool // the unwound stack ended where unwind tables mark the outermost frame
+	// stop is why the unwinder ended the stack being built, when haveStop:
+	// its outermost frame is the unwinder's, not the kernel chain's.
+	stop     symbol.UnwindStop
+	haveStop bool
+
+	samples    uint64
+	perThread  map[uint32]uint64 // samples of each thread, to pick those a probe trial counts on
+	stackBytes uint64            // user stack bytes the samples carried (the kernel's dyn_size)
+	unwound    completeness
+	firstTime  uint64
+	lastTime   uint64
+	// probeSamples are the samples whose kernel frames were the handling
+	// of a counting probe, folded into one cct.ProbesName frame.
+	probeSamples uint64
+
+	// weights, when set, logs every sample for the call estimates.
+	weights *weighing
+
+	// maxNodes caps the tree (0: no cap): past it the cold contexts fold
+	// into [other]. onFold hears of every fold, for per-node data held
+	// outside the builder.
+	maxNodes int
+	folds    int
+	folded   uint64 // contexts folded away, in all folds
+	onFold   func(remap []cct.NodeID)
+	// entries are the (module path, ELF address) of functions under a
+	// counting uprobe: a clock sample that lands on one of them has its
+	// caller in the stack word, not in the frame-pointer chain.
+	entries map[entryKey]bool
+}
+
+type entryKey struct {
+	module string
+	addr   uint64
+}
+
+type funcKey struct{ module, name string }
+
+// truncatedName is the node above stacks that do not reach a root, as cct
+// names it when reading profiles.
+const truncatedName = "[truncated]"
+
+func newBuilder(res *symbol.Resolver) *builder {
+	return &builder{
+		res:     res,
+		tree:    cct.New(),
+		threads: map[uint32]cct.Thread{},
+		funcs:   map[funcKey]cct.FuncID{},
+		life:    newLifetimes(),
+	}
+}
+
+// handle applies one batch: bookkeeping records in order, samples into the tree.
+func (b *builder) handle(batch *sampler.Batch) {
+	for i := range batch.Records {
+		r := &batch.Records[i]
+		b.life.now = max(b.life.now, r.Time)
+		switch r.Kind {
+		case sampler.KindSample:
+			b.sample(r)
+		case sampler.KindComm:
+			if r.Exec() {
+				b.res.Exec(int(r.PID))
+			}
+			b.addThread(cct.Thread{TID: r.TID, PID: r.PID, Name: r.Comm})
+		case sampler.KindMmap:
+			b.res.AddMapping(int(r.PID), symbol.Mapping{
+				Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
+				Major: r.Major, Minor: r.Minor, Inode: r.Inode, BuildID: r.BuildID,
+			})
+		case sampler.KindFork:
+			if r.PID != r.PPID {
+				b.life.reborn(int(r.PID))
+				b.res.Fork(int(r.PPID), int(r.PID))
+			}
+			if _, ok := b.threads[r.TID]; !ok {
+				parent := b.threads[r.PTID]
+				b.addThread(cct.Thread{TID: r.TID, PID: r.PID, Name: parent.Name})
+			}
+		case sampler.KindExit:
+			b.exited(r)
+		}
+	}
+	b.forget()
+}
+
+// atProbe reports whether a sample's first user frame sits on a counting
+// probe, where the frame-pointer chain does not have the caller yet, or one
+// byte past it: int3 is a trap, so a sample taken while the probe is handled
+// sees that IP, as does one taken after the probed PUSHQ BP ran (or was
+// emulated). Record.CallerAtEntry tells the two stack layouts apart.
+func (b *builder) atProbe(f symbol.Frame) bool {
+	return b.entries[entryKey{f.Module, f.Addr}] || b.entries[entryKey{f.Module, f.Addr - 1}]
+}
+
+// userFrames appends the symbolized frames of a frame-pointer user chain.
+func (b *builder) userFrames(r *sampler.Record, user []uint64, dst []symbol.Frame) []symbol.Frame {
+	b.userDepth = len(user)
+	for i, pc := range user {
+		if i > 0 {
+			pc--
+		}
+		n := len(dst)
+		dst = b.res.Lookup(int(r.PID), pc, dst)
+		if i == 0 && len(b.entries) > 0 && len(dst) > n && b.atProbe(dst[n]) {
+			if ret, ok := r.CallerAtEntry(); ok && (len(user) < 2 || user[1] != ret) {
+				dst = b.res.Lookup(int(r.PID), ret-1, dst)
+			}
+		}
+	}
+	return dst
+}
+
+func (b *builder) sample(r *sampler.Record) {
+	if b.firstTime == 0 {
+		b.firstTime = r.Time
+	}
+	b.lastTime = r.Time
+	b.samples++
+	if b.perThread == nil {
+		b.perThread = map[uint32]uint64{}
+	}
+	b.perThread[r.TID]++
+	if _, ok := b.threads[r.TID]; !ok {
+		b.addThread(cct.Thread{TID: r.TID, PID: r.PID})
+	}
+	b.life.sampledBy(r)
+	kernel, user := sampler.SplitChain(r.Chain)
+	b.frames = b.frames[:0]
+	// The first address of each part is where the thread was interrupted;
+	// the others are return addresses, which point after their call
+	// instruction: step back one byte to land inside it.
+	for i, pc := range kernel {
+		if i > 0 {
+			pc--
+		}
+		b.frames = b.res.LookupKernel(pc, b.frames)
+	}
+	// The kernel handling cctop's own counting probes is the profiler's
+	// cost, not the program's: one frame under the probed function.
+	nk := b.foldProbes(len(b.frames))
+	b.copyStop, b.rooted, b.haveStop = false, false, false
+	b.stackBytes += uint64(len(r.Stack))
+	if len(r.Stack) > 0 && len(r.Regs) > 0 {
+		b.frames = b.unwindUser(r, user, nk)
+	} else {
+		b.frames = b.userFrames(r, user, b.frames)
+	}
+	if len(kernel) == 0 && len(user) == 0 && len(b.frames) == 0 && r.IP != 0 {
+		b.frames = b.res.Lookup(int(r.PID), r.IP, b.frames)
+	}
+	b.stack = b.stack[:0]
+	for _, f := range b.frames {
+		b.stack = append(b.stack, cct.Frame{Func: b.intern(f), Addr: f.Addr, Line: f.Line, Inlined: f.Inlined})
+	}
+	b.foldXOL(nk)
+	// A stack that stops short of a thread's entry goes under [truncated]
+	// (design §5): its outermost frames are missing, and at the top level
+	// it would pass for a root of its own.
+	reason := classify(b.frames, b.userDepth)
+	switch {
+	case reason == "" || b.rooted:
+		reason = ""
+	case b.copyStop:
+		reason = truncStackCopy
+	}
+	b.unwound.add(reason)
+	if reason != "" {
+		b.unwound.addStop(stopModule(b.frames[nk:]), b.stopWhy(reason))
+	}
+	if reason != "" {
+		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: truncatedName})})
+	}
+	node := b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
+	if b.weights != nil {
+		b.weights.add(r, node)
+	}
+	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
+		b.fold()
+	}
+}
+
+// bounds says what the memory bounds cost the profile, a line each: cold
+// contexts folded into [other], and samples gone from the log.
+func (b *builder) bounds() []string {
+	var out []string
+	if b.folds > 0 {
+		out = append(out, fmt.Sprintf("tree capped at %d contexts (--max-nodes): %d cold ones folded into %s, %.1f%% of samples",
+			b.maxNodes, b.folded, cct.OtherName, b.otherShare()))
+	}
+	if w := b.weights; w != nil && w.log.Dropped() > 0 {
+		out = append(out, fmt.Sprintf("sample log capped at %d (--max-log): call estimates cover the newest %d of %d samples",
+			w.log.Cap(), w.log.Len(), uint64(w.log.Len())+w.log.Dropped()))
+	}
+	return out
+}
+
+// otherShare is the percentage of samples in [other] nodes.
+func (b *builder) otherShare() float64 {
+	total := b.tree.Total().Samples
+	if total == 0 {
+		return 0
+	}
+	return 100 * float64(b.tree.OtherSamples()) / float64(total)
+}
+
+// fold brings the tree back under its cap. It folds down to three quarters
+// of the cap, so that new contexts have room to show whether they are hot
+// before the next fold, and folds are rare: each costs a pass over the tree
+// and the sample log.
+func (b *builder) fold() {
+	remap, n := b.tree.Fold(b.maxNodes - b.maxNodes/4)
+	if remap == nil {
+		return
+	}
+	b.folds++
+	b.folded += uint64(n)
+	if w := b.weights; w != nil {
+		w.log.Remap(func(n int32) int32 { return int32(remap[n]) })
+		if len(w.exact) > 0 {
+			w.exact = cct.Remap(w.exact, remap, b.tree.Len())
+		}
+	}
+	if b.onFold != nil {
+		b.onFold(remap)
+	}
+}
+
+// intern maps a symbolized frame to a function of the tree. The symbol
+// layer names every address of a mapped file, "[libfoo.so+0x1a2b0]" where
+// no symbol does; what comes unnamed is code with no file to read, grouped
+// per mapping ("[vdso]", "[heap]", "[memfd:jit]") or, outside any, as
+// "[unknown]", rather than one node per address.
+func (b *builder) intern(f symbol.Frame) cct.FuncID {
+	k := funcKey{f.Module, f.Func}
+	if id, ok := b.funcs[k]; ok {
+		return id
+	}
+	name := f.Func
+	if name == "" {
+		switch {
+		case f.Module == "":
+			name = "[unknown]"
+		case f.Module[0] == '[':
+			name = f.Module
+		default:
+			name = "[" + filepath.Base(f.Module) + "]"
+		}
+	}
+	var sys string
+	// A PLT stub is named after the function it jumps to, "_ZdlPv@plt":
+	// demangled, it keeps the suffix, as perf shows it.
+	stem, plt := strings.CutSuffix(name, "@plt")
+	if d := demangle.Filter(stem); d != stem {
+		// C++ (Itanium) and Rust (legacy and v0) names are shown
+		// demangled; the linkage name stays for probes and pprof.
+		sys, name = name, d
+		if plt {
+			name += "@plt"
+		}
+	}
+	id := b.tree.Intern(cct.Func{Name: name, Module: f.Module, File: f.File, System: sys})
+	b.funcs[k] = id
+	return id
+}

@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"math"
+	"time"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/sampler"
+)
+
+// trigger kinds (design §2).
+const (
+	triggerTime  = "time"
+	triggerCalls = "calls"
+	triggerExact = "exact"
+)
+
+// stream is one sampling stream: a thread on one CPU. cctop's events are
+// per (thread, CPU), and a per-CPU event counts only while its thread runs
+// on that CPU, so consecutive samples of one stream measure one interval of
+// leader and counters, while two samples of a thread on different CPUs
+// relate to nothing.
+type stream struct {
+	tid, cpu uint32
+}
+
+// weighing turns each sample's group read into a log entry, and the log into
+// the tree's call estimates.
+type weighing struct {
+	trigger string
+	event   func(id uint64) (sampler.EventRef, bool)
+	streams map[stream]*correct.Thread
+	threads map[uint32]int32 // tid -> dense index
+	tids    []uint32         // dense index -> tid
+	log     *correct.Log
+	// generation of the sampler's event set the streams were measured on
+	generation int
+	// What counting costs: hits per counter (member index) and the clock
+	// time sampled, since the last reset.
+	hits      map[int]uint64
+	prevHits  map[stream][]uint64
+	clockTime uint64
+	// The same over the whole run, resets included: what the summary
+	// states against the budget.
+	runHits, runClock uint64
+
+	// What the counters panel shows; they outlive reset, being
+	// measurements of the target rather than of one event set.
+	timeline *correct.Timeline
+	latency  correct.LatencyHist
+	lastAt   map[stream]uint64 // time of a stream's previous probe sample
+	// exact is, per node, the calls counted one by one under the exact
+	// trigger: the reference the estimates are compared with.
+	exact []float64
+}
+
+// densityBucket is the width of a bucket of the call-density timeline, and
+// densityKeep how many it keeps (two minutes).
+const (
+	densityBucket = time.Second
+	densityKeep   = 120
+)
+
+// newWeighing keeps at most logCap samples in its log (0: all).
+func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool), logCap int) *weighing {
+	return &weighing{
+		trigger:  trigger,
+		event:    event,
+		streams:  map[stream]*correct.Thread{},
+		threads:  map[uint32]int32{},
+		hits:     map[int]uint64{},
+		prevHits: map[stream][]uint64{},
+		log:      correct.NewLog(logCap),
+		timeline: correct.NewTimeline(uint64(densityBucket), densityKeep),
+		lastAt:   map[stream]uint64{},
+	}
+}
+
+// reset forgets every stream's base: the event set was replaced and all
+// counters restarted from zero.
+func (w *weighing) reset(generation int) {
+	w.runHits += w.totalHits()
+	w.runClock += w.clockTime
+	w.generation = generation
+	clear(w.streams)
+	clear(w.hits)
+	clear(w.prevHits)
+	clear(w.lastAt)
+	w.clockTime = 0
+}
+
+func (w *weighing) threadIndex(tid uint32) int32 {
+	if i, ok := w.threads[tid]; ok {
+		return i
+	}
+	i := int32(len(w.tids))
+	w.threads[tid] = i
+	w.tids = append(w.tids, tid)
+	return i
+}
+
+// add logs the sample r that landed in node.
+func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
+	th := w.threadIndex(r.TID)
+	switch w.trigger {
+	case triggerCalls, triggerExact:
+		// The sample sits on a call event and stands for the Period calls
+		// since the previous one: unbiased by construction.
+		w.log.Append(correct.Entry{Node: int32(node), Edge: -1, Thread: th, Calls: float32(r.Period), Lambda: 0, Latency: -1})
+		w.hits[0] += r.Period
+		k := stream{r.TID, r.CPU}
+		if prev, ok := w.lastAt[k]; ok && r.Time > prev {
+			// Over wall time between the stream's samples: the clock is
+			// not sampled under this trigger.
+			w.timeline.Add(r.TID, r.Time, float64(r.Period), float64(r.Time-prev))
+		}
+		w.lastAt[k] = r.Time
+		if w.trigger == triggerExact && node >= 0 {
+			for int(node) >= len(w.exact) {
+				w.exact = append(w.exact, 0)
+			}
+			w.exact[node] += float64(r.Period)
+		}
+		return
+	}
+	rd := correct.Reading{Time: r.Time, Period: r.Period}
+	k := stream{r.TID, r.CPU}
+	prev := w.prevHits[k]
+	for _, v := range r.Values {
+		ref, ok := w.event(v.ID)
+		if !ok || ref.Group != 0 {
+			continue
+		}
+		if ref.Member == 0 {
+			rd.Leader = v.Value
+			continue
+		}
+		rd.Calls += v.Value
+		rd.HasCalls = true
+		for len(prev) <= ref.Member {
+			prev = append(prev, 0)
+		}
+		if v.Value >= prev[ref.Member] {
+			w.hits[ref.Member] += v.Value - prev[ref.Member]
+		}
+		prev[ref.Member] = v.Value
+	}
+	w.prevHits[k] = prev
+	w.clockTime += r.Period
+	// Enabled/Running stay 0: for a per-CPU event they also run while the
+	// thread is on another CPU, which is not multiplexing, and scaling by
+	// them would count those calls twice. Counters that fit the PMU are
+	// not multiplexed.
+	st := w.streams[k]
+	if st == nil {
+		// Events count from zero in a new thread (inherited) and from
+		// their opening in a thread that existed: the first sample's
+		// interval runs from there.
+		st = &correct.Thread{StartsAtZero: true}
+		w.streams[k] = st
+	}
+	iv := st.Next(rd)
+	w.log.Append(correct.EntryOf(int32(node), -1, th, iv))
+	if iv.HasDelta {
+		w.latency.Add(iv.Latency)
+	}
+	// Density per CPU time the thread actually ran: the leader's delta
+	// where it was measured, the nominal period otherwise.
+	over := iv.Lambda
+	if iv.HasDelta && iv.Delta > 0 {
+		over = iv.Delta
+	}
+	w.timeline.Add(r.TID, r.Time, iv.Calls, over)
+}
+
+// apply sets the tree's call estimates from the log: Calls under the
+// density weight, CallsAdj under density and latency with alpha.
+func (w *weighing) apply(t *cct.Tree, alpha float64) {
+	t.ClearCalls()
+	dens := correct.Params{Density: true}
+	both := correct.Params{Density: true, Latency: true, Alpha: alpha}
+	type key struct {
+		node   int32
+		thread int32
+	}
+	sums := map[key][2]float64{}
+	for i := 0; i < w.log.Len(); i++ {
+		e := w.log.At(i)
+		if e.Node < 0 {
+			continue
+		}
+		k := key{e.Node, e.Thread}
+		s := sums[k]
+		s[0] += correct.Weight(dens, float64(e.Calls), float64(e.Lambda), float64(e.Latency))
+		s[1] += correct.Weight(both, float64(e.Calls), float64(e.Lambda), float64(e.Latency))
+		sums[k] = s
+	}
+	for k, s := range sums {
+		t.AddSelf(cct.NodeID(k.node), w.tids[k.thread], cct.Metrics{Calls: int64(math.Round(s[0])), CallsAdj: int64(math.Round(s[1]))})
+	}
+}
+
+// unknownCalls counts logged samples that carry no call count.
+func (w *weighing) unknownCalls() int {
+	n := 0
+	for i := 0; i < w.log.Len(); i++ {
+		if w.log.At(i).Calls < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// overhead is the share of the sampled clock time that counting cost, at
+// cost per hit, since the last reset.
+func (w *weighing) overhead(cost time.Duration) float64 {
+	if w.clockTime == 0 {
+		return 0
+	}
+	return float64(w.totalHits()) * float64(cost.Nanoseconds()) / float64(w.clockTime)
+}
+
+// runOverhead is overhead over the whole run, every armed set included.
+func (w *weighing) runOverhead(cost time.Duration) float64 {
+	clock := w.runClock + w.clockTime
+	if clock == 0 {
+		return 0
+	}
+	return float64(w.runHits+w.totalHits()) * float64(cost.Nanoseconds()) / float64(clock)
+}
+
+func (w *weighing) totalHits() uint64 {
+	var n uint64
+	for _, h := range w.hits {
+		n += h
+	}
+	return n
+}

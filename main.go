@@ -1,6 +1,7 @@
 // Command cctop is a live profiler for Linux: it samples call stacks of a
 // running or launched process with perf_event_open and builds its calling
-// context tree. See README.md and design.md for the whole picture.
+// context tree. README.md says how to use it; ARCHITECTURE.md is the map of
+// the code: the packages, the path of a sample, who owns what.
 //
 // This package is the command line only: the dispatch and usage here, the
 // flags in flags.go, and one file per command that turns its flags into

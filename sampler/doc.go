@@ -7,6 +7,6 @@
 // ring.go is the only file that touches mmap. unsafe is used only at the
 // kernel's interface: the ring's metadata page (ring.go), the size of
 // perf_event_attr and a uprobe's path (attrs.go), and PERF_EVENT_IOC_ID
-// (threadevents.go). record.go decodes raw record bytes and is portable, so
+// (threadevents.go). decode.go decodes raw record bytes and is portable, so
 // it can be fuzzed and tested anywhere.
 package sampler

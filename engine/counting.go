@@ -99,51 +99,12 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 		}
 	}
 
-	switch cf.trigger {
-	case triggerTime:
-		switch {
-		case p.source.Kind == "hw":
-			cfg.Members = []sampler.EventSpec{p.source.Events[0].Spec()}
-		case p.source.Kind == "uprobe" && !p.auto:
-			for _, t := range p.targets {
-				cfg.Members = append(cfg.Members, t.Spec())
-			}
-		}
-	case triggerCalls, triggerExact:
-		period := uint64(1)
-		if cf.trigger == triggerCalls {
-			period = callsPeriodDefault
-			if periodSet {
-				period = cfg.Period
-			}
-		}
-		switch {
-		case p.source.Kind == "hw" && cf.trigger == triggerCalls:
-			cfg.Leader, cfg.Freq, cfg.Period = p.source.Events[0].Spec(), 0, period
-		case p.source.Kind == "uprobe" && !p.auto:
-			// The probes watch every task and the sampler keeps the
-			// target's hits: a probe opened per thread would miss a new
-			// thread's first calls (uprobe events are not inherited). The
-			// primary group is a dummy event that only tracks the target.
-			cfg.Leader, cfg.Freq, cfg.Period = dummyEvent, 0, 1
-			cfg.Extra = nil
-			for _, t := range p.targets {
-				cfg.Extra = append(cfg.Extra, sampler.Group{Leader: t.Spec(), Period: period, AllTasks: true})
-			}
-		default:
-			return nil, usageError("--trigger %s needs the functions to probe: give --calls uprobe:F1,F2", cf.trigger)
-		}
-		// Probe hits are user-space events; their kernel frames are only
-		// the trap handling.
-		cfg.UserOnly = true
-		switch {
-		case cf.trigger == triggerExact:
-			cfg.RingPages = 1024 // every call is a record: a lost one breaks exactness
-		case cfg.RingPages < 256:
-			// Probes on all tasks: other processes running the binary
-			// write into the same rings.
-			cfg.RingPages = 256
-		}
+	period := uint64(callsPeriodDefault)
+	if periodSet && cf.trigger == triggerCalls {
+		period = cfg.Period
+	}
+	if !triggerConfig(cfg, cf.trigger, p.source, p.targets, period) {
+		return nil, usageError("--trigger %s needs the functions to probe: give --calls uprobe:F1,F2", cf.trigger)
 	}
 	if p.source.Kind == "uprobe" {
 		p.cost = probeCost(p.binary)
@@ -257,6 +218,58 @@ func counterBrief(p *Plan, a *armer) string {
 // hasCalls says whether the run produces call estimates at all.
 func (p *Plan) hasCalls() bool {
 	return p.trigger != triggerTime || p.source.Kind != "none"
+}
+
+// triggerConfig sets in cfg the events of a trigger, with src counting calls
+// on targets (the probed functions; none for a PMU counter, or while
+// automatic counting has armed nothing): the one place a trigger becomes a
+// sampler configuration, from the flags (planCounting) or switched live
+// (Live.cycleTrigger). Under the time trigger the counter rides in the
+// clock's groups; under calls the counter leads, a sample every period
+// calls, and under exact every call is one. It reports false when the
+// trigger needs counted functions and there are none.
+func triggerConfig(cfg *sampler.Config, trigger string, src hpm.Source, targets []hpm.Target, period uint64) bool {
+	cfg.Members = nil
+	if trigger == triggerTime {
+		switch {
+		case src.Kind == "hw":
+			cfg.Members = []sampler.EventSpec{src.Events[0].Spec()}
+		case src.Kind == "uprobe":
+			for _, t := range targets {
+				cfg.Members = append(cfg.Members, t.Spec())
+			}
+		}
+		return true
+	}
+	if trigger == triggerExact {
+		period = 1
+	}
+	switch {
+	case src.Kind == "hw" && trigger == triggerCalls:
+		cfg.Leader, cfg.Freq, cfg.Period, cfg.Extra = src.Events[0].Spec(), 0, period, nil
+	case src.Kind == "uprobe" && len(targets) > 0:
+		// The probes watch every task and the sampler keeps the target's
+		// hits: a probe opened per thread would miss a new thread's first
+		// calls (uprobe events are not inherited). The primary group is a
+		// dummy event that only tracks the target.
+		cfg.Leader, cfg.Freq, cfg.Period, cfg.Extra = dummyEvent, 0, 1, nil
+		for _, t := range targets {
+			cfg.Extra = append(cfg.Extra, sampler.Group{Leader: t.Spec(), Period: period, AllTasks: true})
+		}
+	default:
+		return false
+	}
+	// Probe hits are user-space events; their kernel frames are only the
+	// trap handling.
+	cfg.UserOnly = true
+	if trigger == triggerExact {
+		cfg.RingPages = 1024 // every call is a record: a lost one breaks exactness
+	} else {
+		// Probes on all tasks: other processes running the binary write
+		// into the same rings.
+		cfg.RingPages = max(cfg.RingPages, 256)
+	}
+	return true
 }
 
 // probeCost is what a counting uprobe hit costs in binary. In Go code the

@@ -40,39 +40,14 @@ func (l *Live) cycleTrigger() {
 	targets := l.plan.targets
 	old := l.sess.Config()
 	change := func(c *sampler.Config) {
-		switch to {
-		case triggerTime:
+		if to == triggerTime {
 			keep := *c
 			*c = l.timeCfg
 			c.PID, c.Argv = keep.PID, keep.Argv
-			c.Members = nil
-			switch {
-			case hw:
-				c.Members = []sampler.EventSpec{l.plan.source.Events[0].Spec()}
-			case probes:
-				for _, t := range targets {
-					c.Members = append(c.Members, t.Spec())
-				}
-			}
-		case triggerCalls, triggerExact:
-			period := uint64(callsPeriodDefault)
-			if to == triggerExact {
-				period = 1
-			}
-			c.Members, c.Extra, c.UserOnly = nil, nil, true
-			c.RingPages = max(l.timeCfg.RingPages, 256) // as planCounting
-			if to == triggerExact {
-				c.RingPages = 1024 // every call is a record: a lost one breaks exactness
-			}
-			if hw {
-				c.Leader, c.Freq, c.Period = l.plan.source.Events[0].Spec(), 0, period
-				return
-			}
-			c.Leader, c.Freq, c.Period = dummyEvent, 0, 1
-			for _, t := range targets {
-				c.Extra = append(c.Extra, sampler.Group{Leader: t.Spec(), Period: period, AllTasks: true})
-			}
+		} else {
+			c.RingPages = l.timeCfg.RingPages
 		}
+		triggerConfig(c, to, l.plan.source, targets, callsPeriodDefault)
 	}
 	if err := l.sess.ReconfigureWith(change, l.b.handle); err != nil {
 		l.send(tui.ErrorMsg{Err: fmt.Errorf("switching to the %s trigger: %w", to, err)})

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/cctop/cctop/hpm"
+	"github.com/cctop/cctop/sampler"
+)
+
+// TestTriggerConfig: each trigger's events, for probes and for a PMU
+// counter, and a round trip time → calls → exact → time through
+// triggerConfig (what a live g does) ends where it started.
+func TestTriggerConfig(t *testing.T) {
+	clock, _ := sampler.ParseEvent("cpu-clock")
+	probes := hpm.Source{Kind: "uprobe"}
+	targets := []hpm.Target{{Func: "leaf", Path: "/bin/x", Offset: 0x10}, {Func: "mid", Path: "/bin/x", Offset: 0x40}}
+	timeCfg := sampler.Config{PID: 42, Leader: clock, Freq: 999, RingPages: 64}
+
+	cfg := timeCfg
+	if !triggerConfig(&cfg, triggerTime, probes, targets, callsPeriodDefault) || len(cfg.Members) != 2 || cfg.Leader != clock || cfg.UserOnly {
+		t.Errorf("time with probes: %+v", cfg)
+	}
+	calls := cfg
+	if !triggerConfig(&calls, triggerCalls, probes, targets, callsPeriodDefault) {
+		t.Fatal("calls with probes refused")
+	}
+	if calls.Leader != dummyEvent || len(calls.Extra) != 2 || calls.Extra[0].Period != callsPeriodDefault || !calls.Extra[1].AllTasks ||
+		calls.Members != nil || !calls.UserOnly || calls.RingPages != 256 || calls.Freq != 0 {
+		t.Errorf("calls with probes: %+v", calls)
+	}
+	exact := calls
+	if !triggerConfig(&exact, triggerExact, probes, targets, callsPeriodDefault) || exact.Extra[0].Period != 1 || exact.RingPages != 1024 {
+		t.Errorf("exact with probes: %+v", exact)
+	}
+	back := timeCfg // a live switch to time restores the time configuration first
+	triggerConfig(&back, triggerTime, probes, targets, callsPeriodDefault)
+	if !reflect.DeepEqual(back, cfg) {
+		t.Errorf("back to time:\n got %+v\nwant %+v", back, cfg)
+	}
+
+	// Nothing counted: time is fine, calls and exact are refused.
+	none := timeCfg
+	if !triggerConfig(&none, triggerTime, probes, nil, callsPeriodDefault) || none.Members != nil {
+		t.Errorf("time with nothing armed: %+v", none)
+	}
+	if triggerConfig(&none, triggerCalls, probes, nil, callsPeriodDefault) || triggerConfig(&none, triggerExact, hpm.Source{Kind: "none"}, nil, 1) {
+		t.Error("a calls or exact trigger with nothing counted was accepted")
+	}
+}

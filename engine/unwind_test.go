@@ -248,7 +248,11 @@ func TestRecordGoInlined(t *testing.T) {
 			fromGoroutine += s.Value[col]
 		}
 	}
-	if inSpin < 300 {
+	// The shares below need about a hundred samples. The target runs for
+	// wall time, and go test runs other packages' tests beside this one on
+	// the same CPUs: a CI run got 216 samples in all where an idle machine
+	// gets thousands.
+	if inSpin < 100 {
 		t.Fatalf("%d samples in main.spin:\n%s", inSpin, stderr)
 	}
 	if inlined*10 < inSpin {

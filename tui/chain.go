@@ -174,15 +174,8 @@ func (t *treePane) openHot() bool {
 	if s.focus != nil {
 		s.fold.walk(s.focus).open = true
 	}
-	keys := make([]foldKey, len(path))
-	n := s.fold.walk(t.base())
-	for i, g := range path {
-		keys[i] = t.forest.key(g)
-		if i < len(path)-1 || branch {
-			n = n.ensure(keys[i])
-			n.open = true
-		}
-	}
+	keys := t.keysOf(path)
+	n := s.fold.walk(t.base()).openAlong(keys, branch)
 	if last := path[len(path)-1]; branch {
 		for _, c := range t.forest.children(last) {
 			if c.total >= openShare*last.total {

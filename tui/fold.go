@@ -42,6 +42,18 @@ func (n *foldNode) ensure(k foldKey) *foldNode {
 	return c
 }
 
+// openAlong opens the nodes along path below n, creating the missing ones, and
+// returns the last; the last is opened too only if last is set.
+func (n *foldNode) openAlong(path []foldKey, last bool) *foldNode {
+	for i, k := range path {
+		n = n.ensure(k)
+		if i < len(path)-1 || last {
+			n.open = true
+		}
+	}
+	return n
+}
+
 // walk returns the node at path below n, creating the missing ones.
 func (n *foldNode) walk(path []foldKey) *foldNode {
 	for _, k := range path {

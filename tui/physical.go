@@ -163,11 +163,7 @@ func throughInlined(f *forest, g *group, k foldKey, depth int) []*group {
 // the focused context is gone.
 func (t *treePane) setProfileAt(p *profile, path []foldKey) bool {
 	line := t.cursor - t.offset
-	n := t.state().fold
-	for _, k := range path[:max(len(path)-1, 0)] {
-		n = n.ensure(k)
-		n.open = true
-	}
+	t.state().fold.openAlong(path[:max(len(path)-1, 0)], true)
 	t.prof = p
 	ok := t.rebuild()
 	t.restoreCursor(path, line)

@@ -631,21 +631,23 @@ func (t *treePane) focusNames() []string {
 	return out
 }
 
+// keysOf is the fold keys of a path of groups.
+func (t *treePane) keysOf(path []*group) []foldKey {
+	keys := make([]foldKey, len(path))
+	for i, g := range path {
+		keys[i] = t.forest.key(g)
+	}
+	return keys
+}
+
 // reveal opens the ancestors of path (groups from a top row down) and puts the cursor on
 // its last group. A group inside a chain ends the chain above it, so it heads a row.
 func (t *treePane) reveal(path []*group) {
 	if len(path) == 0 {
 		return
 	}
-	n := t.state().fold.walk(t.base())
-	keys := make([]foldKey, len(path))
-	for i, g := range path {
-		keys[i] = t.forest.key(g)
-		if i < len(path)-1 {
-			n = n.ensure(keys[i])
-			n.open = true
-		}
-	}
+	keys := t.keysOf(path)
+	n := t.state().fold.walk(t.base()).openAlong(keys[:len(keys)-1], true)
 	if len(path) > 1 {
 		n.unchain = true
 	}

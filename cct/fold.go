@@ -6,6 +6,10 @@ import "slices"
 // parent, holding the samples of every context folded there as its self.
 const OtherName = "[other]"
 
+// TruncatedName is the frame above stacks that do not reach a thread's entry: their
+// outermost frames are missing, and at the top level they would pass for roots.
+const TruncatedName = "[truncated]"
+
 // ProbesName is the frame that stands for the kernel's handling of a cctop
 // counting probe (the int3 trap and the uprobe handlers): a sample taken
 // there is time the target spent because cctop counts calls, and sits

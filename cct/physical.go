@@ -41,7 +41,7 @@ func (t *Tree) Physical() (*Tree, []NodeID) {
 		if merged[p] {
 			site = line[p]
 		}
-		if n.Inlined && p != 0 && t.funcs[t.nodes[p].Func].Name != truncatedName {
+		if n.Inlined && p != 0 && t.funcs[t.nodes[p].Func].Name != TruncatedName {
 			of[id], merged[id], line[id] = of[p], true, site
 			continue
 		}

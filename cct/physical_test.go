@@ -179,9 +179,9 @@ func TestPhysicalInlinedAtRoot(t *testing.T) {
 	}
 	// The same under [truncated], which stands for the frames that are missing.
 	tr = New()
-	tr.Add(stackOf(tr, fr{name: truncatedName}, fr{name: "A", addr: 0x100, inl: true}, fr{name: "B", addr: 0x100, inl: true}), 1, ms(1, 1))
+	tr.Add(stackOf(tr, fr{name: TruncatedName}, fr{name: "A", addr: 0x100, inl: true}, fr{name: "B", addr: 0x100, inl: true}), 1, ms(1, 1))
 	ph, _ = tr.Physical()
-	if a := mustFind(t, ph, truncatedName, "A"); a.Self != ms(1, 1) || !a.Inlined {
+	if a := mustFind(t, ph, TruncatedName, "A"); a.Self != ms(1, 1) || !a.Inlined {
 		t.Errorf("[truncated];A: %+v\n%s", a, dump(ph))
 	}
 }

@@ -14,9 +14,6 @@ import (
 // location with many lines many times over; real unwinders stop far below this.
 const maxDepth = 1 << 14
 
-// truncatedName is the function the design puts above stacks that do not reach a root.
-const truncatedName = "[truncated]"
-
 // ReadProfile reads a pprof profile, gzipped or not: cctop's own, Go's runtime/pprof and
 // go test -cpuprofile, or other tools'. Input that is not a usable pprof profile gives an
 // error saying so.
@@ -119,7 +116,7 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 		for _, l := range s.Location {
 			stack = append(stack, r.locationFrames(l)...)
 			if len(stack) > maxDepth {
-				stack = append(stack[:maxDepth-1], Frame{Func: t.Intern(Func{Name: truncatedName})})
+				stack = append(stack[:maxDepth-1], Frame{Func: t.Intern(Func{Name: TruncatedName})})
 				// The frame below was cut off from the one it was inlined into.
 				stack[maxDepth-2].Inlined = false
 				break

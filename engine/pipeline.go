@@ -68,10 +68,6 @@ type entryKey struct {
 
 type funcKey struct{ module, name string }
 
-// truncatedName is the node above stacks that do not reach a root, as cct
-// names it when reading profiles.
-const truncatedName = "[truncated]"
-
 func newBuilder(res *symbol.Resolver) *builder {
 	return &builder{
 		res:     res,
@@ -201,7 +197,7 @@ func (b *builder) sample(r *sampler.Record) {
 		b.unwound.addStop(stopModule(b.frames[nk:]), b.stopWhy(reason))
 	}
 	if reason != "" {
-		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: truncatedName})})
+		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: cct.TruncatedName})})
 	}
 	node := b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
 	if b.weights != nil {

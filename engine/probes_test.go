@@ -185,7 +185,7 @@ func TestBuilderFoldsProbes(t *testing.T) {
 	if got[cct.ProbesName] != 3 || got["asm_sysvec_apic_timer_interrupt"] != 1 || len(got) != 2 {
 		t.Errorf("under the leaf %v, want 3 samples in %s and the timer interrupt's path", got, cct.ProbesName)
 	}
-	id, ok := b.tree.Find(truncatedName, workloadPkg+"densityRounds", workloadPkg+"densityPhaseC", leafName, cct.ProbesName)
+	id, ok := b.tree.Find(cct.TruncatedName, workloadPkg+"densityRounds", workloadPkg+"densityPhaseC", leafName, cct.ProbesName)
 	if !ok {
 		t.Fatalf("no densityPhaseC → densityLeaf → %s path in\n%s", cct.ProbesName, treeText(b.tree))
 	}
@@ -234,7 +234,7 @@ func TestBuilderFoldsProbes(t *testing.T) {
 	var batch sampler.Batch
 	batch.Records = append(batch.Records, rec)
 	b.handle(&batch)
-	if id, ok := b.tree.Find(truncatedName, workloadPkg+"densityRounds", workloadPkg+"densityPhaseC", cct.ProbesName); !ok {
+	if id, ok := b.tree.Find(cct.TruncatedName, workloadPkg+"densityRounds", workloadPkg+"densityPhaseC", cct.ProbesName); !ok {
 		t.Errorf("a sample in %s is not [cctop probes] under the function below it:\n%s", xolModule, treeText(b.tree))
 	} else if n := b.tree.Node(id); n.Self.Samples != 1 {
 		t.Errorf("%d samples there, want 1", n.Self.Samples)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/symbol/cfi"
 )
@@ -146,12 +147,12 @@ func TestUnwindAcrossModules(t *testing.T) {
 				n += s.n
 				outer := s.names[len(s.names)-1]
 				e, m := slices.Index(s.names, "lib_entry"), slices.Index(s.names, "main")
-				if e >= 0 && m > e && outer != truncatedName {
+				if e >= 0 && m > e && outer != cct.TruncatedName {
 					through += s.n
 				}
 				if slices.Contains(s.names, "lib_inner") {
 					inLib += s.n
-					if inOrder(s.names, "lib_inner", "lib_mid", "lib_entry", "run", "main") && outer != truncatedName {
+					if inOrder(s.names, "lib_inner", "lib_mid", "lib_entry", "run", "main") && outer != cct.TruncatedName {
 						whole += s.n
 					}
 				}
@@ -192,7 +193,7 @@ func TestUnwindStopsWithoutCFI(t *testing.T) {
 		if slices.Contains(above, "main") && !inOrder(s.names, "lib_inner", "lib_mid", "lib_entry", "run", "main") {
 			t.Errorf("garbage frames above the library: %v", s.names)
 		}
-		if len(above) > 0 && above[len(above)-1] == truncatedName {
+		if len(above) > 0 && above[len(above)-1] == cct.TruncatedName {
 			stopped += s.n
 		}
 	}
@@ -291,7 +292,7 @@ func checkNamedOrTruncated(t *testing.T, ss []stackSample, stderr string) {
 	var n, bad int64
 	for _, s := range ss {
 		n += s.n
-		if outer := s.names[len(s.names)-1]; outer != truncatedName && !rootFuncs[outer] {
+		if outer := s.names[len(s.names)-1]; outer != cct.TruncatedName && !rootFuncs[outer] {
 			bad += s.n
 			t.Errorf("stack neither whole nor truncated: %v", s.names)
 		}

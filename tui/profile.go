@@ -68,7 +68,7 @@ func newStructure(t *cct.Tree) *structure {
 	for i := range nf {
 		f := t.Func(cct.FuncID(i))
 		s.names[i], s.fulls[i], s.shorts[i], s.files[i] = f.Name, printable(f.Name), printable(f.Short), f.File
-		s.noCalls[i] = f.Module == kernelModule || f.Name == truncatedName || f.Name == cct.ProbesName
+		s.noCalls[i] = f.Module == kernelModule || f.Name == cct.TruncatedName || f.Name == cct.ProbesName
 		if f.Name == cct.ProbesName && s.probes == noFunc {
 			s.probes = cct.FuncID(i)
 		}
@@ -76,12 +76,10 @@ func newStructure(t *cct.Tree) *structure {
 	return s
 }
 
-// The names of frames that are not the target's functions: the kernel's module as the
-// symbol layer and pprof files name it, and the frame above stacks cut short.
 const (
-	noFunc        = ^cct.FuncID(0)
-	kernelModule  = "[kernel.kallsyms]"
-	truncatedName = "[truncated]"
+	noFunc = ^cct.FuncID(0)
+	// kernelModule is the kernel's module as the symbol layer and pprof files name it.
+	kernelModule = "[kernel.kallsyms]"
 )
 
 // printable replaces control characters: a symbol name comes from the target's binary,

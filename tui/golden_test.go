@@ -213,15 +213,11 @@ func demoFileSnapshot(t *testing.T) Snapshot {
 		t.Fatalf("%s has no call estimates", demoFile)
 	}
 	self, cmp := make([]float64, tree.Len()), make([]float64, tree.Len())
-	var probes, all int64
 	for id := range tree.Len() {
 		n := tree.Node(cct.NodeID(id))
 		self[id], cmp[id] = float64(n.Self.Calls), float64(n.Self.Samples)
-		all += n.Self.Samples
-		if tree.Func(n.Func).Name == cct.ProbesName {
-			probes += n.Self.Samples
-		}
 	}
+	probes, all := tree.SamplesOf(cct.ProbesName), tree.Total().Samples
 	threads := make([]cct.Thread, 0, len(meta.Threads))
 	for _, th := range meta.Threads {
 		threads = append(threads, th)

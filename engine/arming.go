@@ -103,8 +103,8 @@ const tooHotNote = "the hottest functions are called too often to count with upr
 // autoBudget is the default overhead budget of automatic counters.
 const autoBudget = 0.05
 
-func newArmer(plan *Plan) *armer {
-	return &armer{plan: plan, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
+func newArmer(plan *Plan, sess *sampler.Session) *armer {
+	return &armer{plan: plan, sess: sess, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
 		budget: plan.budgetOr(autoBudget), banned: map[string]bool{}}
 }
 
@@ -279,7 +279,9 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	}
 	a.missedAtArm = sess.Target().Missed
 	a.newSince, a.newAt = time.Now(), sess.Stats().ThreadsNew
-	if err := sess.Reconfigure(members, b.handle); err != nil {
+	drained, err := sess.Reconfigure(members)
+	b.handle(drained)
+	if err != nil {
 		if b.weights != nil {
 			// The sampler went back to the events it had: reopened, so
 			// their counters restarted too.

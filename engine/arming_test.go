@@ -20,7 +20,7 @@ func TestArmerPicksWhatIsHotNow(t *testing.T) {
 		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
 	}
 	add("densityPhaseC", 500) // start-up work
-	a := newArmer(&Plan{auto: true, trigger: triggerTime})
+	a := newArmer(&Plan{auto: true, trigger: triggerTime}, nil)
 	first := a.pick(b)
 	if len(first) == 0 || first[0].Func != workloadPkg+"densityPhaseC" {
 		t.Fatalf("first pick %v", names(first))
@@ -53,7 +53,7 @@ func TestArmerKeepsAboutAsHotSet(t *testing.T) {
 		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
 		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
 	}
-	a := newArmer(&Plan{auto: true, trigger: triggerTime})
+	a := newArmer(&Plan{auto: true, trigger: triggerTime}, nil)
 	a.armed = []string{workloadPkg + "densityPhaseC"}
 	add("densityPhaseC", 100)
 	add("densityLeaf", 110)
@@ -72,7 +72,7 @@ func TestArmerKeepsAboutAsHotSet(t *testing.T) {
 // would cost more is banned and named, demangled and short, in a note with
 // its call rate; a round that keeps nothing twice gives up.
 func TestArmerJudgesTrial(t *testing.T) {
-	a := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05})
+	a := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05}, nil)
 	targets := []hpm.Target{
 		{Func: workloadPkg + "first"}, // 1000 calls in 100 ms of CPU at 1 µs: 1%
 		{Func: "_ZN3foo3barEv"},       // 100,000 calls: 100%
@@ -94,7 +94,7 @@ func TestArmerJudgesTrial(t *testing.T) {
 		t.Errorf("notes %q", a.notes)
 	}
 	// Nothing affordable, twice: counting gives up.
-	b := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05})
+	b := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05}, nil)
 	for range 2 {
 		if keep := b.judge(targets[1:2], []uint64{100000}, 100*time.Millisecond); len(keep) != 0 {
 			t.Fatalf("kept %v", names(keep))

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -35,8 +37,7 @@ type Live struct {
 	metric string
 	// metricChosen: the user picked the metric, which then stays.
 	metricChosen bool
-	comparison   int // index into comparisons
-	baseline     []float64
+	comparison   int       // index into comparisons
 	base         *cct.Tree // --base file, if any
 	paused       bool
 	dirty        bool
@@ -74,14 +75,13 @@ type exactRun struct {
 
 func newLive(target string, sess *sampler.Session, b *builder, plan *Plan) *Live {
 	l := &Live{
-		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan),
+		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan, sess),
 		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
 		params: plan.params, metric: "time", comparison: 1, start: time.Now(),
 	}
 	if b.weights != nil && plan.params.Density {
 		l.metric = "calls"
 	}
-	b.onFold = l.refold
 	l.timeCfg = sess.Config()
 	if plan.trigger != triggerTime {
 		// Started on probes: time sampling is cctop's default clock.
@@ -115,17 +115,25 @@ func (l *Live) send(m tea.Msg) {
 	}
 }
 
-// run is the aggregator: it returns when ctx ends.
+// run is the aggregator: it returns when ctx ends. Between two batches of
+// the session it takes the TUI's actions and publishes a snapshot when due.
 func (l *Live) run(ctx context.Context) {
-	l.sess.SetIdle(l.tick)
 	l.publish()
-	// The builder is read through l.b on every batch: Reset replaces it.
-	notes, err := runArmed(ctx, l.sess, l.arm, func() *builder { return l.b }, func() { l.dirty = true })
-	for _, n := range append(notes, l.arm.notes[l.toldNotes:]...) {
-		l.send(tui.StatusMsg{Text: n})
+	var err error
+	for {
+		var n int
+		// The builder is read on every batch: Reset replaces it.
+		n, err = readNext(ctx, l.sess, l.b, l.arm)
+		if n > 0 {
+			l.dirty = true
+		}
+		if err != nil {
+			break
+		}
+		l.tick()
 	}
-	l.toldNotes = len(l.arm.notes)
-	if err != nil {
+	l.tellArming()
+	if !errors.Is(err, io.EOF) {
 		l.send(tui.ErrorMsg{Err: err})
 		return
 	}
@@ -204,7 +212,7 @@ func (l *Live) apply(a tui.Action) {
 					l.send(tui.StatusMsg{Text: "the exact run counts calls: press m to compare calls"})
 				}
 			case "baseline":
-				if l.baseline == nil {
+				if l.b.baseline == nil {
 					l.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
 				}
 			}
@@ -214,7 +222,7 @@ func (l *Live) apply(a tui.Action) {
 		l.threadSel = uint32(a.Value)
 		l.lastSnap = time.Time{} // the filter waits for this thread's weights
 	case tui.Baseline:
-		l.baseline = l.selfWeights()
+		l.b.baseline = l.selfWeights()
 		l.comparison = 2
 		l.send(tui.StatusMsg{Text: "baseline taken"})
 	case tui.Pause:
@@ -242,10 +250,8 @@ func (l *Live) apply(a tui.Action) {
 		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
 			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
 		}
-		nb.onFold = l.refold
 		l.b = nb
 		l.start = time.Now()
-		l.baseline = nil
 		l.send(tui.StatusMsg{Text: "profile reset"})
 	case tui.RateUp, tui.RateDown:
 		l.changeRate(a.Kind == tui.RateUp)
@@ -308,7 +314,7 @@ func (l *Live) changeRate(up bool) {
 	if f > 9999 {
 		f = 9999
 	}
-	err := l.sess.ReconfigureWith(func(c *sampler.Config) { c.Freq = f }, l.b.handle)
+	err := l.reconfigure(func(c *sampler.Config) { c.Freq = f })
 	if l.b.weights != nil {
 		// Reopened events, even the old ones after a failure, count
 		// from zero.
@@ -319,6 +325,14 @@ func (l *Live) changeRate(up bool) {
 		return
 	}
 	l.send(tui.StatusMsg{Text: fmt.Sprintf("sampling at %d Hz", f)})
+}
+
+// reconfigure changes the session's sampling configuration; the records
+// of the old events go to the builder first.
+func (l *Live) reconfigure(change func(*sampler.Config)) error {
+	drained, err := l.sess.ReconfigureWith(change)
+	l.b.handle(drained)
+	return err
 }
 
 // selfWeights is the per-node self weight of the shown metric.
@@ -346,7 +360,7 @@ func (l *Live) compareWeights() []float64 {
 		}
 		return w
 	case "baseline":
-		return l.baseline
+		return l.b.baseline
 	case "exact run":
 		return l.exactCalls()
 	}
@@ -466,14 +480,6 @@ func (l *Live) logDropped() uint64 {
 		return w.log.Dropped()
 	}
 	return 0
-}
-
-// refold moves the aggregator's per-node data onto the tree the builder
-// just folded.
-func (l *Live) refold(remap []cct.NodeID) {
-	if l.baseline != nil {
-		l.baseline = cct.Remap(l.baseline, remap, l.b.tree.Len())
-	}
 }
 
 // resized is a copy of per-node weights w for a tree of n nodes: the tree

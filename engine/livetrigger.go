@@ -49,10 +49,10 @@ func (l *Live) cycleTrigger() {
 		}
 		triggerConfig(c, to, l.plan.source, targets, callsPeriodDefault)
 	}
-	if err := l.sess.ReconfigureWith(change, l.b.handle); err != nil {
+	if err := l.reconfigure(change); err != nil {
 		l.send(tui.ErrorMsg{Err: fmt.Errorf("switching to the %s trigger: %w", to, err)})
 		// Back to where it was, so that something samples.
-		if err := l.sess.ReconfigureWith(func(c *sampler.Config) { *c = old }, l.b.handle); err != nil {
+		if err := l.reconfigure(func(c *sampler.Config) { *c = old }); err != nil {
 			l.send(tui.ErrorMsg{Err: err})
 		}
 		if w := l.b.weights; w != nil {

@@ -47,14 +47,17 @@ type builder struct {
 
 	// weights, when set, logs every sample for the call estimates.
 	weights *weighing
+	// baseline is the self weights a person took as the baseline to
+	// compare against (b in the TUI), on this tree's nodes; a reset
+	// starts a tree without one.
+	baseline []float64
 
 	// maxNodes caps the tree (0: no cap): past it the cold contexts fold
-	// into [other]. onFold hears of every fold, for per-node data held
-	// outside the builder.
+	// into [other], and per-node data kept with the tree (the sample
+	// log, exact calls, the baseline) is moved onto the folded tree.
 	maxNodes int
 	folds    int
 	folded   uint64 // contexts folded away, in all folds
-	onFold   func(remap []cct.NodeID)
 	// entries are the (module path, ELF address) of functions under a
 	// counting uprobe: a clock sample that lands on one of them has its
 	// caller in the stack word, not in the frame-pointer chain.
@@ -249,8 +252,8 @@ func (b *builder) fold() {
 			w.exact = cct.Remap(w.exact, remap, b.tree.Len())
 		}
 	}
-	if b.onFold != nil {
-		b.onFold(remap)
+	if b.baseline != nil {
+		b.baseline = cct.Remap(b.baseline, remap, b.tree.Len())
 	}
 }
 

@@ -281,10 +281,10 @@ func TestCounterBrief(t *testing.T) {
 	auto := func(targets []hpm.Target) *Plan {
 		return &Plan{trigger: triggerTime, source: hpm.Source{Kind: "uprobe"}, auto: true, targets: targets}
 	}
-	before := newArmer(auto(nil))
-	armedNone := newArmer(auto(nil))
+	before := newArmer(auto(nil), nil)
+	armedNone := newArmer(auto(nil), nil)
 	armedNone.armed = []string{}
-	gaveUp := newArmer(auto(nil))
+	gaveUp := newArmer(auto(nil), nil)
 	gaveUp.giveUp = true
 	for _, c := range []struct {
 		plan *Plan

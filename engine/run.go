@@ -15,36 +15,42 @@ import (
 	"github.com/cctop/cctop/symbol"
 )
 
-// runArmed runs sess until ctx ends or the target exits, giving every batch
-// to the current builder (cur: the live UI may replace it). Automatic
-// counters are armed between rounds, since re-arming needs the sampler out
-// of Run: a round ends when the profile says it is time.
-func runArmed(ctx context.Context, sess *sampler.Session, arm *armer, cur func() *builder, afterBatch func()) (notes []string, err error) {
-	arm.sess = sess
-	for {
-		round, cancel := context.WithCancel(ctx)
-		armNow := false
-		err := sess.Run(round, func(batch *sampler.Batch) {
-			b := cur()
-			b.handle(batch)
-			if afterBatch != nil {
-				afterBatch()
-			}
-			if !armNow && arm.due(b) {
-				armNow = true
-				cancel()
-			}
-		})
-		cancel()
-		if err != nil {
-			return notes, err
-		}
-		if !armNow || ctx.Err() != nil || sess.Exited() {
-			return notes, nil
-		}
-		if err := arm.arm(sess, cur(), arm.pick(cur())); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
-			notes = append(notes, "counting uprobes not armed: "+err.Error())
+// readNext takes sess's next batch into b and then, between batches, arms
+// the automatic counters when the profile says it is time: re-arming
+// replaces the session's events, which it does between two calls of Next.
+// It returns how many records the batch held, and io.EOF once the run is
+// over: ctx ended or the target exited (that batch held every record left),
+// or the session was closed.
+func readNext(ctx context.Context, sess *sampler.Session, b *builder, arm *armer) (int, error) {
+	batch, err := sess.Next(ctx)
+	b.handle(batch)
+	n := len(batch.Records)
+	switch {
+	case err != nil:
+		return n, err
+	case ctx.Err() != nil || sess.Exited():
+		return n, io.EOF
+	}
+	if arm.due(b) {
+		if err := arm.arm(sess, b, arm.pick(b)); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
+			arm.notes = append(arm.notes, "counting uprobes not armed: "+err.Error())
 			arm.plan.auto = false
+		}
+	}
+	return n, nil
+}
+
+// readToEnd takes every batch of sess into b until the target has exited
+// and its records are read.
+func readToEnd(sess *sampler.Session, b *builder) error {
+	for {
+		batch, err := sess.Next(context.Background())
+		b.handle(batch)
+		if errors.Is(err, io.EOF) || err == nil && sess.Exited() {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -101,17 +107,21 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 		return nil, err
 	}
 	rec := &Recording{cfg: cfg, sess: sess, b: b, start: start, plan: plan}
-	arm := newArmer(plan)
+	arm := newArmer(plan, sess)
 	rec.arm = arm
-	notes, err := runArmed(ctx, sess, arm, func() *builder { return b }, nil)
-	rec.notes = append(notes, arm.notes...)
-	if err != nil {
+	for {
+		if _, err = readNext(ctx, sess, b, arm); err != nil {
+			break
+		}
+	}
+	rec.notes = arm.notes
+	if !errors.Is(err, io.EOF) {
 		sess.Close()
 		return nil, err
 	}
 	if len(cfg.Argv) > 0 && !sess.Exited() {
 		sess.Stop(2 * time.Second)
-		if err := sess.Run(context.Background(), b.handle); err != nil {
+		if err := readToEnd(sess, b); err != nil {
 			sess.Close()
 			return nil, err
 		}

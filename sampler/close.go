@@ -66,7 +66,7 @@ func closeAll(fds []int) {
 // descriptors over as files, so that another process can hold the last
 // reference and pay for closing them, and the tracefs probes they use,
 // which that process deletes (DeleteProbes) once it has closed them; the
-// session keeps none. Call it after the last Run.
+// session keeps none. Call it after the last Next.
 func (s *Session) DetachEvents() ([]*os.File, []string) {
 	s.bg.Wait()
 	s.Pause()

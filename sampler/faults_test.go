@@ -139,7 +139,19 @@ func TestTargetStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	s.SetIdle(func() {
+	for ctx.Err() == nil && !s.Exited() {
+		b, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cont.IsZero() && time.Since(cont) >= 300*time.Millisecond {
+			for _, r := range b.Records {
+				if r.Kind == KindSample {
+					after++
+				}
+			}
+		}
+		// Between batches, as a UI takes its requests.
 		el := time.Since(start)
 		switch {
 		case el > 500*time.Millisecond && el < 1500*time.Millisecond:
@@ -153,18 +165,6 @@ func TestTargetStop(t *testing.T) {
 		case !cont.IsZero() && (after >= 50 || time.Since(cont) > 10*time.Second):
 			cancel()
 		}
-	})
-	if err := s.Run(ctx, func(b *Batch) {
-		if cont.IsZero() || time.Since(cont) < 300*time.Millisecond {
-			return
-		}
-		for _, r := range b.Records {
-			if r.Kind == KindSample {
-				after++
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
 	}
 	ts := s.Target()
 	t.Logf("%d samples after SIGCONT; target %+v", after, ts)
@@ -199,22 +199,22 @@ func TestChurnDescriptors(t *testing.T) {
 			}
 			var fds, maps []int
 			var last time.Time
-			s.SetIdle(func() {
-				if time.Since(last) > 200*time.Millisecond {
-					last = time.Now()
-					fds = append(fds, openFDs(t))
-					maps = append(maps, perfMaps(t))
-				}
-			})
 			var samples int
-			if err := s.Run(context.Background(), func(b *Batch) {
+			for !s.Exited() {
+				b, err := s.Next(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, r := range b.Records {
 					if r.Kind == KindSample {
 						samples++
 					}
 				}
-			}); err != nil {
-				t.Fatal(err)
+				if time.Since(last) > 200*time.Millisecond {
+					last = time.Now()
+					fds = append(fds, openFDs(t))
+					maps = append(maps, perfMaps(t))
+				}
 			}
 			st := s.Stats()
 			// What is kept per event goes with it: about 3000 threads came
@@ -282,7 +282,8 @@ func TestReconfigureFailureKeepsSampling(t *testing.T) {
 		}
 	}
 	bad := []EventSpec{{Name: "nowhere", UprobePath: "/nonexistent/cctop-test", UprobeOffset: 0x1000}}
-	err = s.Reconfigure(bad, count)
+	drained, err := s.Reconfigure(bad)
+	count(drained)
 	if err == nil || !strings.Contains(err.Error(), "sampling goes on as before") {
 		t.Fatalf("Reconfigure with a probe on a missing file: %v", err)
 	}
@@ -298,9 +299,9 @@ func TestReconfigureFailureKeepsSampling(t *testing.T) {
 	}
 }
 
-// TestReconfigureDuringRun: the TUI changes the rate from Run's idle
-// callback while the reader goroutine copies the rings: every record is
-// handed on once, in order, and sampling goes on at the new rate.
+// TestReconfigureDuringRun: the TUI changes the rate between two calls of
+// Next while the reader goroutine copies the rings: every record is handed
+// on once, in order, and sampling goes on at the new rate.
 func TestReconfigureDuringRun(t *testing.T) {
 	skipIfNoPerf(t)
 	bin := buildAttachTarget(t)
@@ -336,21 +337,25 @@ func TestReconfigureDuringRun(t *testing.T) {
 			last[r.TID] = r.Time
 		}
 	}
-	s.SetIdle(func() {
+	for ctx.Err() == nil && !s.Exited() {
+		b, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(b)
 		el := time.Since(start)
 		switch {
 		case changes < 3 && el > time.Duration(changes+1)*300*time.Millisecond:
 			freq := []uint64{499, 1999, 999}[changes]
-			if err := s.ReconfigureWith(func(c *Config) { c.Freq = freq }, fn); err != nil {
+			drained, err := s.ReconfigureWith(func(c *Config) { c.Freq = freq })
+			fn(drained)
+			if err != nil {
 				t.Errorf("reconfigure to %d Hz: %v", freq, err)
 			}
 			changes++
 		case changes == 3 && (after >= 100 || el > 10*time.Second):
 			cancel()
 		}
-	})
-	if err := s.Run(ctx, fn); err != nil {
-		t.Fatal(err)
 	}
 	st := s.Stats()
 	t.Logf("%d samples, %d after the last change; stats %+v", samples, after, st)

@@ -96,7 +96,7 @@ func manyCoreRun(b *testing.B, bin string, members []EventSpec, ncpu, nthreads i
 	cancel()
 	before := fake.total()
 	t0 := time.Now()
-	if err := s.Reconfigure(members, func(*Batch) {}); err != nil {
+	if _, err := s.Reconfigure(members); err != nil {
 		// Re-opening every thread's events with the probes does not fit
 		// (descriptors): automatic counting declines such a target.
 		b.Skipf("arming refused: %v", err)

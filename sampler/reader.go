@@ -10,13 +10,13 @@ import (
 )
 
 // The reader empties the rings on a goroutine of its own, from Open to
-// Close: it copies their records out and hands them to Run's goroutine,
+// Close: it copies their records out and hands them to the goroutine that calls Next,
 // which decodes them and calls the consumer. A consumer busy for a while
 // (symbolizing the first samples of a large binary took 1.7 s and then 5.4 s
 // of wall time under a 500-thread load) then no longer leaves the rings
 // unread: the reader frees the kernel's space within a wake-up, and records
 // are only lost when the consumer falls behind by the reader's queue as
-// well. Between calls of Run (attaching, re-arming counters, writing the
+// well. Between calls of Next (attaching, re-arming counters, writing the
 // profile) the reader keeps the rings empty too.
 
 // chunk is the records of one pass over the rings, copied out.

@@ -14,22 +14,23 @@ import (
 
 // Reconfigure replaces the counters read with the primary group (to arm
 // other uprobes, say) without stopping the target: see ReconfigureWith.
-func (s *Session) Reconfigure(members []EventSpec, fn func(*Batch)) error {
-	return s.ReconfigureWith(func(c *Config) { c.Members = members }, fn)
+func (s *Session) Reconfigure(members []EventSpec) (*Batch, error) {
+	return s.ReconfigureWith(func(c *Config) { c.Members = members })
 }
 
 // ReconfigureWith changes the sampling configuration (rate, trigger,
-// counters) without stopping the target: records still in the rings go to
-// fn, every event is closed, and new ones, set up by change, are opened on
-// every live thread of the target and of the child processes it started.
-// Counters of the new set start from zero on each thread. When the new set
-// cannot be opened, the old one is opened again and the error says so. The
-// target and its processes stay as they were.
-func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
+// counters) without stopping the target: the records of the old events not
+// yet handed on are returned in a batch, as Next returns them, every event is
+// closed, and new ones, set up by change, are opened on every live thread of
+// the target and of the child processes it started. Counters of the new set
+// start from zero on each thread. When the new set cannot be opened, the old
+// one is opened again and the error says so; the batch is the old events'
+// records all the same. The target and its processes stay as they were.
+func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	// The reader stays off the rings until the new ones are in place.
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
-	s.drainLocked(fn)
+	b := s.drainLocked()
 	// Closing a uprobe event waits for the kernel to unregister it (about
 	// 0.1 s each here, and there is one per thread, CPU and probe): stop the
 	// old events now and let a goroutine close them, so the caller's
@@ -40,16 +41,16 @@ func (s *Session) ReconfigureWith(change func(*Config), fn func(*Batch)) error {
 	change(&s.cfg)
 	err := s.reopen()
 	if err == nil || errors.Is(err, ErrNoProcess) {
-		return err
+		return b, err
 	}
 	// The new configuration cannot be opened (too many descriptors, a
 	// probe the kernel refuses): sample on with the one before.
 	s.dropEvents()
 	s.cfg = prev
 	if err2 := s.reopen(); err2 != nil {
-		return fmt.Errorf("%w; reopening the previous configuration failed too: %v", err, err2)
+		return b, fmt.Errorf("%w; reopening the previous configuration failed too: %v", err, err2)
 	}
-	return fmt.Errorf("%w (sampling goes on as before)", err)
+	return b, fmt.Errorf("%w (sampling goes on as before)", err)
 }
 
 // dropEvents hands every event and ring to a goroutine that closes them and

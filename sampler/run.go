@@ -2,18 +2,27 @@
 
 package sampler
 
-// The run loop: Run hands the consumer batches of the records the reader
-// copied out of the rings; drain empties the queue and the rings at once.
+// The read loop: Next hands the caller the records the reader copied out
+// of the rings, a batch per wake; drain empties the queue and the rings at
+// once.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 )
 
-// Run reads the rings until the target exits or ctx ends, calling fn with
-// each batch of records in time order. fn must not keep the batch.
+// Next waits for the reader's next pass over the rings and returns the
+// records it copied, and any it queued meanwhile, as one batch. It returns
+// at least every PollInterval, with an empty batch when nothing came: the
+// goroutine that reads the session does its other work (a UI's requests,
+// re-arming counters) between calls. When ctx has ended, or the target has
+// exited, the batch holds every record not yet handed on, those still in
+// the rings too; the caller then stops. After Close, Next returns io.EOF.
+// The batch, and its records' slices, are valid until the next call of
+// Next or ReconfigureWith.
 //
 // Batches follow each other in time order thread by thread, not across
 // CPUs: the rings are copied one after another, so a sample written to a
@@ -22,58 +31,57 @@ import (
 // millisecond or more apart and cannot straddle that window of
 // microseconds; what is computed from consecutive samples (intervals,
 // latency) is per thread.
-func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
-	if len(s.pending) > 0 {
-		s.drain(fn)
+func (s *Session) Next(ctx context.Context) (*Batch, error) {
+	if ctx.Err() != nil {
+		return s.drain(), nil
 	}
-	for {
-		if ctx.Err() != nil {
-			s.drain(fn)
-			return nil
+	var c *chunk
+	select {
+	case c = <-s.rd.full:
+	case <-s.rd.done:
+		// The reader ended: its wait failed, or the session closed.
+		if s.rd.err != nil {
+			return s.startBatch(), fmt.Errorf("epoll_wait: %w", s.rd.err)
 		}
-		var c *chunk
-		select {
-		case c = <-s.rd.full:
-		case <-s.rd.done:
-			// The reader ended: its wait failed, or the session closed.
-			if s.rd.err != nil {
-				return fmt.Errorf("epoll_wait: %w", s.rd.err)
-			}
-			return nil
-		case <-ctx.Done():
-			continue
-		}
-		s.process(c, fn)
-		if s.cfg.Follow && time.Since(s.lastScan) > 200*time.Millisecond {
-			if _, err := s.scanThreads(); err != nil && !errors.Is(err, ErrNoProcess) {
-				s.tellFiles(err)
-			}
-		}
-		s.watch()
-		if s.idle != nil {
-			s.idle()
-		}
-		if s.exited.Load() {
-			s.endStop()
-			s.reap()
-			s.drain(fn)
-			return nil
-		}
+		return s.startBatch(), io.EOF
+	case <-ctx.Done():
+		return s.drain(), nil
 	}
-}
-
-// SetIdle sets a function Run calls every time it wakes, records or not
-// (at least every PollInterval): the place for a caller that owns the
-// session's goroutine to take requests.
-func (s *Session) SetIdle(fn func()) { s.idle = fn }
-
-// process hands fn one batch of c's records and those of any other chunk
-// already queued.
-func (s *Session) process(c *chunk, fn func(*Batch)) {
 	b := s.startBatch()
 	s.decodeChunk(c, b)
 	s.decodeQueued(b)
-	s.endBatch(b, fn)
+	if s.cfg.Follow && time.Since(s.lastScan) > 200*time.Millisecond {
+		if _, err := s.scanThreads(); err != nil && !errors.Is(err, ErrNoProcess) {
+			s.tellFiles(err)
+		}
+	}
+	s.watch()
+	if s.exited.Load() {
+		s.endStop()
+		s.reap()
+		s.readMu.Lock()
+		s.decodeQueued(b)
+		s.decodeRings(b)
+		s.readMu.Unlock()
+	}
+	return s.endBatch(b), nil
+}
+
+// Run calls fn with every non-empty batch Next returns until ctx ends or
+// the target exits: for a caller with nothing to do between batches.
+func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
+	for {
+		b, err := s.Next(ctx)
+		if len(b.Records) > 0 {
+			fn(b)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil || ctx.Err() != nil || s.exited.Load() {
+			return err
+		}
+	}
 }
 
 // decodeQueued adds to b the chunks the reader has queued by now. Not
@@ -91,21 +99,28 @@ func (s *Session) decodeQueued(b *Batch) {
 	}
 }
 
-// drain hands fn every record not yet handed on, in one batch: those the
-// reader queued, then those still in the rings.
-func (s *Session) drain(fn func(*Batch)) {
+// drain is a batch of every record not yet handed on: those the reader
+// queued, then those still in the rings.
+func (s *Session) drain() *Batch {
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
-	s.drainLocked(fn)
+	return s.drainLocked()
 }
 
 // drainLocked is drain with readMu held.
-func (s *Session) drainLocked(fn func(*Batch)) {
+func (s *Session) drainLocked() *Batch {
 	b := s.startBatch()
 	if s.rd != nil {
 		// Oldest first: what the reader copied out before.
 		s.decodeQueued(b)
 	}
+	s.decodeRings(b)
+	return s.endBatch(b)
+}
+
+// decodeRings adds to b the records still in the rings; readMu keeps the
+// reader off them meanwhile.
+func (s *Session) decodeRings(b *Batch) {
 	var rec Record
 	for _, cpu := range s.cpus {
 		r := s.rings[cpu]
@@ -117,7 +132,6 @@ func (s *Session) drainLocked(fn func(*Batch)) {
 			s.stats.corrupt.Add(1)
 		}
 	}
-	s.endBatch(b, fn)
 }
 
 // startBatch resets the batch, with the records cctop made up first.
@@ -131,12 +145,11 @@ func (s *Session) startBatch() *Batch {
 	return b
 }
 
-// endBatch orders the batch and hands it to fn; one drain is over.
-func (s *Session) endBatch(b *Batch, fn func(*Batch)) {
+// endBatch orders the batch; one drain is over.
+func (s *Session) endBatch(b *Batch) *Batch {
 	s.forgetRetired()
-	if len(b.Records) == 0 {
-		return
+	if len(b.Records) > 0 {
+		b.seal()
 	}
-	b.seal()
-	fn(b)
+	return b
 }

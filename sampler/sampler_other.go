@@ -18,6 +18,7 @@ type Session struct{}
 
 func Open(Config) (*Session, error)                           { return nil, errNotLinux }
 func (*Session) Run(context.Context, func(*Batch)) error      { return errNotLinux }
+func (*Session) Next(context.Context) (*Batch, error)         { return &Batch{}, errNotLinux }
 func (*Session) PID() int                                     { return 0 }
 func (*Session) Notes() []string                              { return nil }
 func (*Session) KernelFrames() bool                           { return false }

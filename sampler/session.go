@@ -36,7 +36,6 @@ type Session struct {
 	groups     []groupAttrs
 	generation int
 	leaders    map[int]bool // group leader descriptors, for pause and resume
-	idle       func()       // called on every wake of Run
 	epfd       int
 	waiter     *waiter // owns epfd
 	pidfd      int
@@ -56,7 +55,7 @@ type Session struct {
 	pollBefore time.Duration
 	opening    bool // events are opened disabled (openAllThreads)
 
-	// The reader goroutine of the current Run (reader.go). readMu keeps it
+	// The reader goroutine (reader.go). readMu keeps it
 	// off the rings while drain reads them itself and while Reconfigure
 	// replaces them; ringList is the rings it reads.
 	rd        *reader

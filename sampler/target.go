@@ -31,7 +31,7 @@ type targetState struct {
 const watchEvery = 250 * time.Millisecond
 
 // watchState keeps the target's run state. The reader calls it on every
-// wake, so that stops are seen whatever Run's goroutine is doing
+// wake, so that stops are seen whatever the goroutine that calls Next is doing
 // (re-arming counters takes seconds on a loaded machine).
 func (s *Session) watchState() {
 	now := time.Now()

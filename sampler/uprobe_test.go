@@ -212,7 +212,9 @@ func TestReconfigure(t *testing.T) {
 		t.Fatal("target finished before the counter was armed")
 	}
 	before := counts[1]
-	if err := s.Reconfigure([]EventSpec{uprobeSpec(t, bin, "leaf")}, fn); err != nil {
+	drained, err := s.Reconfigure([]EventSpec{uprobeSpec(t, bin, "leaf")})
+	fn(drained)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Generation() != 1 {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -318,7 +317,7 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	for i, t := range targets {
 		specs[i] = t.Spec()
 	}
-	trial, err := sess.TrialProbes(specs, b.busiestThreads(trialThreads), trialWindow)
+	trial, err := sess.TrialProbes(specs, sess.BusiestThreads(trialThreads), trialWindow)
 	if err != nil || trial.CPU < trialWindow/10 {
 		// No thread ran enough to tell: arm, and let the measured
 		// overhead decide (due).
@@ -367,18 +366,6 @@ func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration) []
 		}
 	}
 	return keep
-}
-
-// busiestThreads is up to n threads with the most samples, busiest first.
-func (b *builder) busiestThreads(n int) []int {
-	tids := make([]int, 0, len(b.perThread))
-	for tid := range b.perThread {
-		tids = append(tids, int(tid))
-	}
-	slices.SortFunc(tids, func(x, y int) int {
-		return cmp.Or(cmp.Compare(b.perThread[uint32(y)], b.perThread[uint32(x)]), cmp.Compare(x, y))
-	})
-	return tids[:min(n, len(tids))]
 }
 
 // projectedNote is ", projected N%" where a trial projected the armed

@@ -240,7 +240,6 @@ func (l *Live) apply(a tui.Action) {
 	case tui.Reset:
 		// A new tree and log; the sampler keeps running.
 		nb := newSessionBuilder(l.b.res, l.plan, l.sess)
-		nb.threads, nb.life = l.b.threads, l.b.life
 		nb.entries = l.b.entries
 		if l.b.weights != nil && nb.weights != nil {
 			// The panel's history is of the target, not of the profile.
@@ -433,8 +432,9 @@ func (l *Live) publish() {
 	case l.paused:
 		state = "paused"
 	}
-	threads := make([]cct.Thread, 0, len(l.b.threads))
-	for _, th := range l.b.threads {
+	names := threadNames(l.sess)
+	threads := make([]cct.Thread, 0, len(names))
+	for _, th := range names {
 		threads = append(threads, th)
 	}
 	tree := l.b.tree.Clone()

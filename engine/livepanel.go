@@ -43,8 +43,9 @@ func (l *Live) counters() *tui.Counters {
 	case l.plan.trigger == triggerTime && w.clockTime > 0 && l.plan.cost > 0:
 		c.Cost = w.overhead(l.plan.cost)
 	}
+	threads := threadNames(l.sess)
 	for _, d := range w.timeline.Densities(densityKeep, 1e6) {
-		c.Density = append(c.Density, tui.ThreadSeries{TID: d.TID, Name: l.b.threads[d.TID].Name, Points: d.Points})
+		c.Density = append(c.Density, tui.ThreadSeries{TID: d.TID, Name: threads[d.TID].Name, Points: d.Points})
 	}
 	s := w.latency.Summary()
 	hist, edges := w.latency.Octaves()

@@ -13,13 +13,12 @@ import (
 )
 
 // builder turns sampler batches into a calling context tree. It owns the
-// tree, the symbol resolver and the thread table; one goroutine uses it.
+// tree and the symbol resolver (the session owns the thread table); one
+// goroutine uses it.
 type builder struct {
-	res     *symbol.Resolver
-	tree    *cct.Tree
-	threads map[uint32]cct.Thread
-	funcs   map[funcKey]cct.FuncID
-	life    *lifetimes // exited processes and threads, to forget
+	res   *symbol.Resolver
+	tree  *cct.Tree
+	funcs map[funcKey]cct.FuncID
 	// reused per sample
 	frames    []symbol.Frame
 	stack     []cct.Frame
@@ -36,8 +35,7 @@ type builder struct {
 	haveStop bool
 
 	samples    uint64
-	perThread  map[uint32]uint64 // samples of each thread, to pick those a probe trial counts on
-	stackBytes uint64            // user stack bytes the samples carried (the kernel's dyn_size)
+	stackBytes uint64 // user stack bytes the samples carried (the kernel's dyn_size)
 	unwound    completeness
 	firstTime  uint64
 	lastTime   uint64
@@ -73,19 +71,17 @@ type funcKey struct{ module, name string }
 
 func newBuilder(res *symbol.Resolver) *builder {
 	return &builder{
-		res:     res,
-		tree:    cct.New(),
-		threads: map[uint32]cct.Thread{},
-		funcs:   map[funcKey]cct.FuncID{},
-		life:    newLifetimes(),
+		res:   res,
+		tree:  cct.New(),
+		funcs: map[funcKey]cct.FuncID{},
 	}
 }
 
-// handle applies one batch: bookkeeping records in order, samples into the tree.
+// handle applies one batch: the records that change a process's mappings in
+// order, samples into the tree.
 func (b *builder) handle(batch *sampler.Batch) {
 	for i := range batch.Records {
 		r := &batch.Records[i]
-		b.life.now = max(b.life.now, r.Time)
 		switch r.Kind {
 		case sampler.KindSample:
 			b.sample(r)
@@ -93,7 +89,6 @@ func (b *builder) handle(batch *sampler.Batch) {
 			if r.Exec() {
 				b.res.Exec(int(r.PID))
 			}
-			b.addThread(cct.Thread{TID: r.TID, PID: r.PID, Name: r.Comm})
 		case sampler.KindMmap:
 			b.res.AddMapping(int(r.PID), symbol.Mapping{
 				Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
@@ -101,18 +96,12 @@ func (b *builder) handle(batch *sampler.Batch) {
 			})
 		case sampler.KindFork:
 			if r.PID != r.PPID {
-				b.life.reborn(int(r.PID))
 				b.res.Fork(int(r.PPID), int(r.PID))
 			}
-			if _, ok := b.threads[r.TID]; !ok {
-				parent := b.threads[r.PTID]
-				b.addThread(cct.Thread{TID: r.TID, PID: r.PID, Name: parent.Name})
-			}
-		case sampler.KindExit:
-			b.exited(r)
+		case sampler.KindGone:
+			b.res.Exit(int(r.PID))
 		}
 	}
-	b.forget()
 }
 
 // atProbe reports whether a sample's first user frame sits on a counting
@@ -148,14 +137,6 @@ func (b *builder) sample(r *sampler.Record) {
 	}
 	b.lastTime = r.Time
 	b.samples++
-	if b.perThread == nil {
-		b.perThread = map[uint32]uint64{}
-	}
-	b.perThread[r.TID]++
-	if _, ok := b.threads[r.TID]; !ok {
-		b.addThread(cct.Thread{TID: r.TID, PID: r.PID})
-	}
-	b.life.sampledBy(r)
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
 	// The first address of each part is where the thread was interrupted;

@@ -85,6 +85,15 @@ func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) 
 	return b
 }
 
+// threadNames is the session's threads by TID, as a profile labels them.
+func threadNames(sess *sampler.Session) map[uint32]cct.Thread {
+	m := map[uint32]cct.Thread{}
+	for _, th := range sess.Threads() {
+		m[th.TID] = cct.Thread{TID: th.TID, PID: th.PID, Name: th.Name}
+	}
+	return m
+}
+
 // Recording is one finished sampling run.
 type Recording struct {
 	cfg     sampler.Config
@@ -138,7 +147,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	m := cct.Meta{
 		SampleType: "cpu", Unit: "nanoseconds",
 		TimeNanos: rec.start.UnixNano(), DurationNanos: rec.elapsed.Nanoseconds(),
-		Threads: rec.b.threads,
+		Threads: threadNames(rec.sess),
 		Calls:   plan.hasCalls(),
 	}
 	switch {
@@ -203,7 +212,7 @@ func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
 func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 	sess, b, st, elapsed := rec.sess, rec.b, rec.sess.Stats(), rec.elapsed
 	fmt.Fprintf(w, "cctop: %d samples in %.1fs (%s), %d threads, %d lost, %d throttled\n",
-		b.samples, elapsed.Seconds(), Describe(cfg), b.life.seen, st.Lost, st.Throttled)
+		b.samples, elapsed.Seconds(), Describe(cfg), sess.ThreadsSeen(), st.Lost, st.Throttled)
 	if rec.plan != nil {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
 		if b.weights != nil && rec.plan.trigger == triggerTime {

@@ -105,7 +105,7 @@ func (s *Session) scanThreads() (added int, err error) {
 	if complete && s.cfg.Follow {
 		// A thread that ended without events of its own left no EXIT
 		// record: end it here.
-		for tid := range s.alive {
+		for tid := range s.threads.alive {
 			if !listed[tid] {
 				s.endTask(tid)
 			}
@@ -128,10 +128,7 @@ func (s *Session) scanThreads() (added int, err error) {
 		}
 		added++
 		s.useOwnEvents(tid)
-		if !s.alive[tid] {
-			s.alive[tid] = true
-			s.stats.threads.Add(1)
-		}
+		s.born(pid, tid)
 		if s.generation == 0 {
 			s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(pid), TID: uint32(tid), Comm: readComm(pid, tid)})
 		}

@@ -60,6 +60,13 @@ type Stats struct {
 	ThreadsNew uint64 // threads created since start
 }
 
+// Thread is one of the target's threads as a profile names it.
+type Thread struct {
+	TID, PID uint32
+	Name     string
+	Samples  uint64 // the target's samples taken on it so far
+}
+
 // Group is one event group: a sampling leader and the counters read with it
 // on every sample.
 type Group struct {

@@ -79,6 +79,9 @@ const (
 	KindLost
 	KindThrottle
 	KindUnthrottle
+	// KindGone is made up by cctop: process PID has ended and every
+	// record of it has been handed on; what is kept of it can go.
+	KindGone
 )
 
 func (k Kind) String() string {
@@ -99,6 +102,8 @@ func (k Kind) String() string {
 		return "throttle"
 	case KindUnthrottle:
 		return "unthrottle"
+	case KindGone:
+		return "gone"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

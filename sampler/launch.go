@@ -55,8 +55,7 @@ func (s *Session) launch() error {
 	}
 	s.cmd, s.pid = cmd, pid
 	s.waitErr = make(chan error, 1)
-	s.alive[pid] = true
-	s.stats.threads.Store(1)
+	s.born(pid, pid)
 	s.pending = append(s.pending, Record{Kind: KindComm, PID: uint32(pid), TID: uint32(pid), Comm: readComm(pid, pid)})
 
 	s.procs[pid] = true

@@ -145,11 +145,15 @@ func (s *Session) startBatch() *Batch {
 	return b
 }
 
-// endBatch orders the batch; one drain is over.
+// endBatch orders the batch and keeps the thread table by it; one drain is
+// over.
 func (s *Session) endBatch(b *Batch) *Batch {
 	s.forgetRetired()
 	if len(b.Records) > 0 {
 		b.seal()
+	}
+	for i := range b.Records {
+		s.threads.add(&b.Records[i])
 	}
 	return b
 }

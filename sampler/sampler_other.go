@@ -69,3 +69,6 @@ func (*Session) ProbesWhy() string            { return errNotLinux.Error() }
 func TracefsProbes() (bool, string)           { return false, errNotLinux.Error() }
 func (*Session) ReopenCost(int) time.Duration { return 0 }
 func (*Session) Background(fn func())         { fn() }
+func (*Session) Threads() []Thread            { return nil }
+func (*Session) BusiestThreads(int) []int     { return nil }
+func (*Session) ThreadsSeen() int             { return 0 }

@@ -68,8 +68,8 @@ type Session struct {
 	// IDs of closed events, forgotten one drain later: their thread's last
 	// samples may still sit in another CPU's ring.
 	retired, retiring []uint64
-	// The same for child processes that exited: samples of theirs may
-	// still be in the rings.
+	// The same for child processes whose last thread exited: records of
+	// theirs may still be in the rings (threads.go).
 	procsRetired, procsRetiring []int
 	// Tasks whose EXIT record was read before their FORK record (written
 	// on another CPU, whose ring was read first), until the drain after.
@@ -93,7 +93,7 @@ type Session struct {
 	lastScan   time.Time
 	lastCheck  time.Time // of the target's run state (the reader's)
 	lastLost   uint64    // stats.lost at the last reconcile
-	alive      map[int]bool
+	threads    threadTable
 	files      fileLimit
 	startTicks uint64 // when the session began, as startTicks counts
 
@@ -139,7 +139,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 	s := &Session{
 		cfg: cfg, cpus: cpus, k: k, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, ringOwners: map[int]bool{}, tidFDs: map[int][]int{},
-		ids: map[uint64]EventRef{}, fdID: map[int]uint64{}, alive: map[int]bool{}, procs: map[int]bool{},
+		ids: map[uint64]EventRef{}, fdID: map[int]uint64{}, threads: newThreadTable(), procs: map[int]bool{},
 		root: map[int]int{}, heirs: map[int]int{}, leaders: map[int]bool{},
 		early: map[int]bool{}, earlier: map[int]bool{},
 	}

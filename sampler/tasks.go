@@ -2,11 +2,11 @@
 
 package sampler
 
-// Task accounting: which tasks of the target are alive, which processes are
-// the target's, whose events sample each task when events are inherited,
-// whether a sample belongs to the target, and what is forgotten one drain
-// later (IDs of closed events, exited processes) because records of it may
-// still be in the rings.
+// Task accounting: which processes are the target's, whose events sample
+// each task when events are inherited, whether a sample belongs to the
+// target, and what is forgotten one drain later (IDs of closed events,
+// ended processes) because records of it may still be in the rings. The
+// thread table (threads.go) keeps which tasks are alive.
 
 import (
 	"errors"
@@ -20,6 +20,7 @@ import (
 // account keeps totals and thread bookkeeping for one record, and says
 // whether the record is the target's.
 func (s *Session) account(r *Record) bool {
+	s.threads.now = max(s.threads.now, r.Time)
 	switch r.Kind {
 	case KindSample:
 		if !s.fromTarget(r) {
@@ -32,24 +33,26 @@ func (s *Session) account(r *Record) bool {
 		s.stats.throttled.Add(1)
 	case KindFork:
 		if s.early[int(r.TID)] || s.earlier[int(r.TID)] {
-			// Its EXIT came first: it is gone already.
+			// Its EXIT came first: it is gone already, and a process
+			// it was alone in with it, once this FORK is handed on.
 			delete(s.early, int(r.TID))
 			delete(s.earlier, int(r.TID))
 			s.stats.threadsNew.Add(1)
+			if r.PID == r.TID && r.PID != r.PPID && s.threads.liveIn[int(r.PID)] == 0 {
+				s.procsRetired = append(s.procsRetired, int(r.PID))
+			}
 			return true
 		}
 		if r.PID != r.PPID && s.procs[int(r.PPID)] && !s.procs[int(r.PID)] {
 			s.procs[int(r.PID)] = true
 			s.stats.processes.Add(1)
 		}
-		if !s.alive[int(r.TID)] {
-			s.alive[int(r.TID)] = true
-			s.stats.threads.Add(1)
+		if s.born(int(r.PID), int(r.TID)) {
 			s.stats.threadsNew.Add(1)
 		}
 		s.forked(int(r.TID), int(r.PTID), int(r.PID))
 	case KindExit:
-		if _, ok := s.root[int(r.TID)]; !ok && !s.alive[int(r.TID)] {
+		if _, alive := s.threads.alive[int(r.TID)]; !alive && !s.rooted(int(r.TID)) {
 			s.early[int(r.TID)] = true
 		}
 		s.endTask(int(r.TID))
@@ -59,6 +62,7 @@ func (s *Session) account(r *Record) bool {
 			s.mu.Lock()
 			s.state.exec = r.Comm
 			s.mu.Unlock()
+			s.execed(int(r.PID))
 		}
 	}
 	return true
@@ -117,17 +121,11 @@ func (s *Session) forked(tid, ptid, pid int) {
 }
 
 // endTask takes the exit of one of the target's tasks: it no longer counts
-// as alive, a child process it ends is retired, and the events that sample it
-// are closed (followed threads) or released (inherited events).
+// as alive (a child process whose last thread it was ends), and the events
+// that sample it are closed (followed threads) or released (inherited
+// events).
 func (s *Session) endTask(tid int) {
-	if s.alive[tid] {
-		delete(s.alive, tid)
-		s.stats.threads.Add(-1)
-	}
-	if tid != s.pid && s.procs[tid] {
-		// A child process's first thread: the process is ending.
-		s.procsRetired = append(s.procsRetired, tid)
-	}
+	s.died(tid)
 	if s.cfg.Follow {
 		s.closeThread(tid)
 		return
@@ -160,6 +158,12 @@ func (s *Session) useOwnEvents(tid int) {
 	}
 }
 
+// rooted reports whether tid is sampled by inherited events.
+func (s *Session) rooted(tid int) bool {
+	_, ok := s.root[tid]
+	return ok
+}
+
 // forgetRetired forgets the IDs of events closed before the previous drain:
 // every record they wrote has been read since.
 func (s *Session) forgetRetired() {
@@ -168,10 +172,7 @@ func (s *Session) forgetRetired() {
 		s.decoder.forget(id)
 	}
 	s.retiring, s.retired = s.retired, s.retiring[:0]
-	for _, pid := range s.procsRetiring {
-		delete(s.procs, pid)
-	}
-	s.procsRetiring, s.procsRetired = s.procsRetired, s.procsRetiring[:0]
+	s.forgetEnded()
 	clear(s.earlier)
 	s.earlier, s.early = s.early, s.earlier
 }
@@ -193,7 +194,7 @@ func (s *Session) reconcile() {
 		_, err := os.Stat("/proc/" + strconv.Itoa(tid))
 		return err != nil
 	}
-	for tid := range s.alive {
+	for tid := range s.threads.alive {
 		if gone(tid) {
 			s.endTask(tid)
 		}

@@ -152,6 +152,9 @@ func (r *Resolver) Exit(pid int) {
 	delete(r.procs, pid)
 }
 
+// Processes is how many processes the resolver keeps mappings of.
+func (r *Resolver) Processes() int { return len(r.procs) }
+
 // Mappings returns a copy of the mappings known for pid, sorted by Start.
 func (r *Resolver) Mappings(pid int) []Mapping {
 	p := r.procs[pid]

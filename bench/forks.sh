@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/forks.sh [SHORT LONG]: memory of cctop record on a target that forks
 # without end, against `perf record -g` on the same target in the same run.
-# The short version is TestLifetimesForget (and the fork case of
+# The short version is TestForkLoopForgotten (and the fork case of
 # TestRecordTargetFaults).
 #
 # The target is `bash -c 'while :; do /bin/true; done'`: about a thousand
@@ -15,8 +15,8 @@
 # and the script prints each run's processes, largest RSS (/usr/bin/time) and
 # the RSS growth per thousand processes between the two runs: a tool that
 # keeps something per exited process grows with the run; one that forgets
-# them levels off. cctop forgets an exited process 10 s after its last sign
-# of life.
+# them levels off. cctop forgets an ended process one drain of the rings
+# after its last thread exits.
 #
 # PID_MAX=N sets kernel.pid_max for the run (root; restored after): with the
 # kernel's default of 32768, PIDs come round again within half a minute here

@@ -510,26 +510,11 @@ func (l *Live) tellEvents(st sampler.Stats) {
 // tellTarget puts what the target did since the last snapshot on the
 // status line: stopped or continued, processes started, programs run.
 func (l *Live) tellTarget() {
-	t, was := l.sess.Target(), l.toldTarget
+	t := l.sess.Target()
+	for _, ev := range targetNews(l.toldTarget, t) {
+		l.send(tui.StatusMsg{Text: "target " + ev})
+	}
 	l.toldTarget = t
-	switch {
-	case t.Stopped && (!was.Stopped || t.Stops != was.Stops):
-		l.send(tui.StatusMsg{Text: "target stopped (SIGSTOP or a debugger): no samples until it continues"})
-	case !t.Stopped && t.Stops > was.Stops:
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target was stopped and continued (%s stopped in all)", t.StoppedFor.Round(100*time.Millisecond))})
-	case was.Stopped && !t.Stopped:
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target continued after %s stopped", (t.StoppedFor - was.StoppedFor).Round(100*time.Millisecond))})
-	}
-	if t.Execs > was.Execs {
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target executed %s: its samples are kept with the earlier ones", t.Exec)})
-	}
-	if t.Processes > was.Processes {
-		n := t.Processes - was.Processes
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target started %d child %s (%d in all, sampled with it)", n, plural(int(n), "process", "processes"), t.Processes)})
-	}
-	if t.Missed > was.Missed && was.Missed == 0 {
-		l.send(tui.StatusMsg{Text: "short-lived threads end before cctop can open their events: their samples are missing (--calls none samples them)"})
-	}
 }
 
 // tellArming puts what the automatic counters decided on the status line as

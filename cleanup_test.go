@@ -261,17 +261,17 @@ func TestTopCleanup(t *testing.T) {
 		{"SIGHUP", top, samples, kill(syscall.SIGHUP), 0, ""},
 		{"terminal closed", top, samples, nil, -1, ""},
 		// A panic in cctop's aggregator goroutine, which Bubble Tea does
-		// not see, is recovered by runTop: the program quits, and cctop
+		// not see, is recovered by runLive: the program quits, and cctop
 		// exits 1 with the panic as its error.
 		{"panic", helper("TestHelperPanicAggregator"), samples, keys("b"), 1,
-			`cctop: internal error: runtime error: index out of range \[2\] with length 2`},
-		// runTop's recover once called prog.Kill(), which, before
+			`cctop: internal error: panickyLive: exploded on b \(stack trace in /[^ ]*cctop-panic-[0-9]+\.txt\)`},
+		// runLive's recover once called prog.Kill(), which, before
 		// prog.Run() had put the terminal in raw mode, used up the
 		// program's one shutdown and left the shell with -icanon -echo
 		// -isig -icrnl -opost; it now asks the program to quit, which Run
 		// honours once it is up.
 		{"panic at start", helper("TestHelperPanicAggregatorAtStart"), "", nil, 1,
-			`cctop: internal error: runtime error: index out of range \[1\] with length 1 \(stack trace in /[^ ]*cctop-panic-[0-9]+\.txt\)`},
+			`cctop: internal error: panickyLive: exploded at start \(stack trace in /[^ ]*cctop-panic-[0-9]+\.txt\)`},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {

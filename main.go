@@ -100,6 +100,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		err = usageError("unknown command %q", args[0])
 	}
+	return exitStatus(err, stdout, stderr)
+}
+
+// exitStatus reports a command's error, if any, and is the status cctop
+// exits with.
+func exitStatus(err error, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}

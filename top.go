@@ -33,14 +33,35 @@ func cmdTop(args []string, stderr io.Writer) error {
 // runTop samples cfg's target live in the TUI until the user quits. A
 // launched target is stopped on quit; an attached one runs on.
 func runTop(cfg sampler.Config, plan *engine.Plan, stderr io.Writer) error {
+	l, err := startLive(cfg, plan, stderr)
+	if err != nil {
+		return err
+	}
+	return runLive(l, stderr)
+}
+
+// startLive opens the session of cfg's target for the live TUI.
+func startLive(cfg sampler.Config, plan *engine.Plan, stderr io.Writer) (*engine.Live, error) {
 	if len(cfg.Argv) > 0 && cfg.Stdout == nil {
 		// The TUI owns the terminal: the target's output would tear it.
 		cfg.Stdout, cfg.Stderr = io.Discard, io.Discard
 	}
-	l, err := engine.StartLive(cfg, plan, stderr)
-	if err != nil {
-		return err
-	}
+	return engine.StartLive(cfg, plan, stderr)
+}
+
+// liveProfile is what runLive drives: engine.Live, which the panic tests
+// wrap to break it where it runs.
+type liveProfile interface {
+	tui.Source
+	// Run samples and serves the TUI until ctx ends.
+	Run(ctx context.Context)
+	// Close stops what the profile started and releases its events.
+	Close(stderr io.Writer)
+}
+
+// runLive shows l in the TUI, running it meanwhile, until the user quits,
+// then closes it.
+func runLive(l liveProfile, stderr io.Writer) error {
 	// The signals stay caught until the events are handed over.
 	stopSignals := func() {}
 	defer func() {

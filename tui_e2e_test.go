@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,10 +16,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-	_ "unsafe" // go:linkname
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -646,43 +647,87 @@ func TestPanicInTUIRestoresTerminal(t *testing.T) {
 }
 
 // TestHelperPanicAggregator is the process of TestTopCleanup's panic case:
-// `cctop top --calls C -- cctop workload density -loop` through cctop's own
-// run, with the aggregator's table of comparisons cut short so that taking
-// a baseline (b, which selects comparison 2) indexes past its end in the
-// aggregator goroutine. That table is package state, not a test hook: the
-// helper changes it before anything runs.
+// `cctop top --calls C -- cctop workload density -loop` as cctop runs it,
+// over a live profile whose Run panics once b is pressed, as a bug in the
+// aggregator would panic there. Until then the real aggregator samples the
+// real workload, counters armed.
 func TestHelperPanicAggregator(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicAggregator" {
 		t.Skip("helper process of TestTopCleanup")
 	}
-	topWithComparisons(2)
+	topPanicking(false)
 }
 
-// engineComparisons is the live aggregator's table of comparisons
-// (engine.comparisons), which the panic helpers cut short.
-//
-//go:linkname engineComparisons github.com/cctop/cctop/engine.comparisons
-var engineComparisons []string
+// panickyLive is a live profile whose Run panics on its goroutine, where
+// runLive runs it, when b is pressed, or at once with atStart.
+type panickyLive struct {
+	liveProfile
+	atStart bool
+	pressed chan struct{}
+	once    sync.Once
+}
 
-// helperCallsEnv is the --calls of topWithComparisons (default none).
+func (p *panickyLive) Do(a tui.Action) {
+	if a.Kind == tui.Baseline {
+		p.once.Do(func() { close(p.pressed) })
+		return
+	}
+	p.liveProfile.Do(a)
+}
+
+func (p *panickyLive) Run(ctx context.Context) {
+	if p.atStart {
+		panic("panickyLive: exploded at start")
+	}
+	inner, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		p.liveProfile.Run(inner)
+		close(done)
+	}()
+	select {
+	case <-p.pressed:
+		// The real aggregator ends first: what follows is the panic's
+		// doing alone, as if the aggregator had panicked.
+		stop()
+		<-done
+		panic("panickyLive: exploded on b")
+	case <-done:
+	}
+}
+
+// helperCallsEnv is the --calls of topPanicking (default none).
 const helperCallsEnv = "CCTOP_TEST_CALLS"
 
-// topWithComparisons runs `cctop top --calls C -- cctop workload density
-// -loop` with the table of comparisons cut to its first keep entries, and
-// exits with its status.
-func topWithComparisons(keep int) {
-	engineComparisons = engineComparisons[:keep]
+// topPanicking runs `cctop top --calls C -- cctop workload density -loop`
+// as cctop does, over a panickyLive, and exits with cctop's status.
+func topPanicking(atStart bool) {
 	bin := os.Getenv(helperBinEnv)
 	calls := cmp.Or(os.Getenv(helperCallsEnv), "none")
-	helperExit(run([]string{"top", "--calls", calls, "--", bin, "workload", "density", "-loop"}, os.Stdout, os.Stderr))
+	helperExit(exitStatus(func() error {
+		fs, tf := newTargetFlags("top")
+		if err := parseFlags(fs, []string{"--calls", calls, "--", bin, "workload", "density", "-loop"}); err != nil {
+			return err
+		}
+		cfg, plan, err := tf.resolve(fs)
+		if err != nil {
+			return err
+		}
+		l, err := startLive(cfg, plan, os.Stderr)
+		if err != nil {
+			return err
+		}
+		return runLive(&panickyLive{liveProfile: l, atStart: atStart, pressed: make(chan struct{})}, os.Stderr)
+	}(), os.Stdout, os.Stderr))
 }
 
 // TestHelperPanicAggregatorAtStart is TestHelperPanicAggregator with a
-// table so short that the aggregator's first snapshot already panics,
-// before or while Bubble Tea sets up the terminal.
+// Run that panics as it starts, before or while Bubble Tea sets up the
+// terminal.
 func TestHelperPanicAggregatorAtStart(t *testing.T) {
 	if os.Getenv(helperEnv) != "TestHelperPanicAggregatorAtStart" {
 		t.Skip("helper process of TestTopCleanup")
 	}
-	topWithComparisons(1)
+	topPanicking(true)
 }

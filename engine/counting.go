@@ -15,6 +15,15 @@ import (
 	"github.com/cctop/cctop/symbol"
 )
 
+// What takes a sample (design §2): the clock, every Nth call of the
+// counted functions, or every call. The plan holds one; Options.Trigger
+// names it with the exported copies.
+const (
+	triggerTime  = "time"
+	triggerCalls = "calls"
+	triggerExact = "exact"
+)
+
 // countingFlags choose the trigger, the call counter and the correction.
 type countingFlags struct {
 	trigger   string

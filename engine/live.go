@@ -33,21 +33,16 @@ type Live struct {
 	msgs     chan tea.Msg
 
 	// owned by the aggregator
-	params correct.Params
-	metric string
-	// metricChosen: the user picked the metric, which then stays.
-	metricChosen bool
-	comparison   int       // index into comparisons
-	base         *cct.Tree // --base file, if any
-	paused       bool
-	dirty        bool
-	lastSnap     time.Time
-	lastCount    uint64
-	lastRateAt   time.Time
-	rate         float64
-	seq          uint64
-	start        time.Time // of the profile: the session's, or the last reset's
-	threadSel    uint32    // the thread the TUI's filter shows, 0: none
+	viewState  // the user's choices, as a saved profile's view has them
+	paused     bool
+	dirty      bool
+	lastSnap   time.Time
+	lastCount  uint64
+	lastRateAt time.Time
+	rate       float64
+	seq        uint64
+	start      time.Time // of the profile: the session's, or the last reset's
+	threadSel  uint32    // the thread the TUI's filter shows, 0: none
 	// timeCfg is the time trigger's sampling configuration, to return to
 	// after the calls or exact trigger.
 	timeCfg sampler.Config
@@ -65,8 +60,6 @@ type Live struct {
 	snap tui.Snapshot
 }
 
-var comparisons = []string{"", "uncorrected samples", "baseline", "base file", "exact run"}
-
 // exactRun is a profile of calls counted one by one.
 type exactRun struct {
 	tree  *cct.Tree
@@ -77,7 +70,7 @@ func newLive(target string, sess *sampler.Session, b *builder, plan *Plan) *Live
 	l := &Live{
 		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan, sess),
 		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
-		params: plan.params, metric: "time", comparison: 1, start: time.Now(),
+		viewState: newViewState(plan.params, "uncorrected samples"), start: time.Now(),
 	}
 	if b.weights != nil && plan.params.Density {
 		l.metric = "calls"
@@ -180,50 +173,12 @@ func (l *Live) tick() {
 
 func (l *Live) apply(a tui.Action) {
 	switch a.Kind {
-	case tui.ToggleDensity:
-		l.params.Density = !l.params.Density
-		l.send(tui.StatusMsg{Text: "density correction " + onOff(l.params.Density)})
-	case tui.ToggleLatency:
-		l.params.Latency = !l.params.Latency
-		l.send(tui.StatusMsg{Text: "latency correction " + onOff(l.params.Latency)})
-	case tui.AlphaUp:
-		l.params.Alpha = stepAlpha(l.params.Alpha, true)
-	case tui.AlphaDown:
-		l.params.Alpha = stepAlpha(l.params.Alpha, false)
-	case tui.SetMetric:
-		l.metric = "time"
-		if a.Value != 0 {
-			l.metric = "calls"
-		}
-		l.metricChosen = true
-	case tui.CycleComparison:
-		for {
-			l.comparison = (l.comparison + 1) % len(comparisons)
-			switch comparisons[l.comparison] {
-			case "base file":
-				if l.base == nil {
-					continue
-				}
-			case "exact run":
-				if l.exactCalls() == nil {
-					continue
-				}
-				if l.metric != "calls" {
-					l.send(tui.StatusMsg{Text: "the exact run counts calls: press m to compare calls"})
-				}
-			case "baseline":
-				if l.b.baseline == nil {
-					l.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
-				}
-			}
-			break
-		}
 	case tui.SetThread:
 		l.threadSel = uint32(a.Value)
 		l.lastSnap = time.Time{} // the filter waits for this thread's weights
 	case tui.Baseline:
-		l.b.baseline = l.selfWeights()
-		l.comparison = 2
+		l.b.baseline, _ = l.viewState.selfWeights(l)
+		l.setComparison("baseline")
 		l.send(tui.StatusMsg{Text: "baseline taken"})
 	case tui.Pause:
 		var err error
@@ -257,45 +212,10 @@ func (l *Live) apply(a tui.Action) {
 	case tui.CycleTrigger:
 		l.cycleTrigger()
 	case tui.Export:
-		path := a.Path
-		if path == "" {
-			path = fmt.Sprintf("cctop-%s.pb.gz", time.Now().Format("20060102-150405"))
-		}
-		if l.b.weights != nil {
-			l.b.weights.apply(l.b.tree, l.params.Alpha)
-		}
-		cfg := l.sess.Config()
-		rec := &Recording{sess: l.sess, b: l.b, plan: l.plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
-		meta := profileMeta(cfg, rec)
-		meta.Comments[0] = "cctop top"
-		if err := writeProfile(path, "pprof", l.b.tree, meta); err != nil {
-			l.send(tui.ErrorMsg{Err: err})
-			return
-		}
-		l.send(tui.StatusMsg{Text: "exported to " + path})
+		l.viewState.export(a.Path, l)
+	default:
+		l.viewState.act(a, l)
 	}
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-// stepAlpha moves alpha along 0, 0.01, 0.1, 1, 10, ... 10000.
-func stepAlpha(a float64, up bool) float64 {
-	steps := []float64{0, 0.01, 0.1, 1, 10, 100, 1000, 10000}
-	i := 0
-	for i < len(steps)-1 && steps[i] < a {
-		i++
-	}
-	if up && i < len(steps)-1 {
-		i++
-	} else if !up && i > 0 {
-		i--
-	}
-	return steps[i]
 }
 
 // changeRate doubles or halves the sampling frequency by reopening the
@@ -334,36 +254,46 @@ func (l *Live) reconfigure(change func(*sampler.Config)) error {
 	return err
 }
 
-// selfWeights is the per-node self weight of the shown metric.
-func (l *Live) selfWeights() []float64 {
-	t := l.b.tree
-	if l.metric == "calls" && l.b.weights != nil {
-		got, _ := l.b.weights.log.Reweight(l.params, nil)
-		return resized(got, t.Len())
+// The live profile as the view sees it (viewTarget).
+
+func (l *Live) shown() *cct.Tree { return l.b.tree }
+
+// calls weighs the sample log anew under p: the corrections are the
+// user's to switch.
+func (l *Live) calls(p correct.Params) []float64 {
+	if l.b.weights == nil {
+		return nil
 	}
-	w := make([]float64, t.Len())
-	for i := range w {
-		w[i] = float64(t.Node(cct.NodeID(i)).Self.Time)
-	}
-	return w
+	got, _ := l.b.weights.log.Reweight(p, nil)
+	return resized(got, l.b.tree.Len())
 }
 
-// compareWeights is the comparison profile on the current tree's nodes.
-func (l *Live) compareWeights() []float64 {
-	t := l.b.tree
-	switch comparisons[l.comparison] {
-	case "uncorrected samples":
-		w := make([]float64, t.Len())
-		for i := range w {
-			w[i] = float64(t.Node(cct.NodeID(i)).Self.Samples)
-		}
-		return w
+// compared has a baseline, taken or not, and an exact run once one ran.
+func (l *Live) compared(name string, _ bool, _ correct.Params) ([]float64, bool) {
+	switch name {
 	case "baseline":
-		return l.b.baseline
+		return l.b.baseline, true
 	case "exact run":
-		return l.exactCalls()
+		w := l.exactCalls()
+		return w, w != nil
 	}
-	return nil
+	return nil, false
+}
+
+func (l *Live) reweighs() bool { return true }
+
+// save writes the profile so far, its call estimates under p's alpha
+// (and its comments saying so).
+func (l *Live) save(path string, p correct.Params) error {
+	if l.b.weights != nil {
+		l.b.weights.apply(l.b.tree, p.Alpha)
+	}
+	plan := *l.plan
+	plan.params = p
+	rec := &Recording{sess: l.sess, b: l.b, plan: &plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
+	meta := profileMeta(l.sess.Config(), rec)
+	meta.Comments[0] = "cctop top"
+	return writeProfile(path, "pprof", l.b.tree, meta)
 }
 
 // exactCalls is the exact run's calls on the current tree's nodes: those
@@ -399,26 +329,17 @@ func (l *Live) publish() {
 	} else {
 		l.lastCount, l.lastRateAt = st.Samples, now
 	}
-	if !l.metricChosen && l.b.weights != nil && l.params.Density {
+	if w := l.b.weights; w != nil && l.params.Density {
 		// Until the user picks one (m), calls once any call has been
 		// counted, time before: automatic counters may arm late, arm
 		// nothing (every hot function too costly to count), or count no
 		// call (a function the hot path no longer calls), and the calls
 		// metric would show an empty profile.
-		l.metric = "time"
-		if w := l.b.weights; w.runHits+w.totalHits() > 0 {
-			l.metric = "calls"
+		m := "time"
+		if w.runHits+w.totalHits() > 0 {
+			m = "calls"
 		}
-	}
-	self := l.selfWeights()
-	cmp := l.compareWeights()
-	overlap := -1.0
-	if cmp != nil && hasWeight(self) && hasWeight(cmp) {
-		overlap = correct.OverlapSlices(self, cmp)
-	} else {
-		// Nothing to compare yet (no call counted before the counters
-		// are armed): an overlap of 0 and deltas of -100 would mislead.
-		cmp = nil
+		l.suggestMetric(m)
 	}
 	state := "live"
 	switch {
@@ -442,9 +363,6 @@ func (l *Live) publish() {
 		Tree:       tree,
 		ThreadSelf: l.threadSelf(tree),
 		Counters:   l.counters(),
-		Self:       self,
-		Compare:    cmp,
-		Metric:     l.metric,
 		Threads:    threads,
 		Seq:        l.seq,
 		Header: tui.Header{
@@ -452,11 +370,10 @@ func (l *Live) publish() {
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
-			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, Alpha: l.params.Alpha,
-			Density: l.params.Density, Latency: l.params.Latency,
-			Comparison: comparisons[l.comparison], Overlap: overlap, State: state,
+			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, State: state,
 		},
 	}
+	l.viewState.show(&snap, l)
 	l.mu.Lock()
 	l.snap = snap
 	l.mu.Unlock()
@@ -490,15 +407,6 @@ func resized(w []float64, n int) []float64 {
 	return out
 }
 
-func hasWeight(w []float64) bool {
-	for _, x := range w {
-		if x > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // tellEvents puts what changed in the session since the last snapshot on
 // the status line: threads started or gone, records lost.
 func (l *Live) tellEvents(st sampler.Stats) {
@@ -516,26 +424,11 @@ func (l *Live) tellEvents(st sampler.Stats) {
 // tellTarget puts what the target did since the last snapshot on the
 // status line: stopped or continued, processes started, programs run.
 func (l *Live) tellTarget() {
-	t, was := l.sess.Target(), l.toldTarget
+	t := l.sess.Target()
+	for _, ev := range targetNews(l.toldTarget, t) {
+		l.send(tui.StatusMsg{Text: "target " + ev})
+	}
 	l.toldTarget = t
-	switch {
-	case t.Stopped && (!was.Stopped || t.Stops != was.Stops):
-		l.send(tui.StatusMsg{Text: "target stopped (SIGSTOP or a debugger): no samples until it continues"})
-	case !t.Stopped && t.Stops > was.Stops:
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target was stopped and continued (%s stopped in all)", t.StoppedFor.Round(100*time.Millisecond))})
-	case was.Stopped && !t.Stopped:
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target continued after %s stopped", (t.StoppedFor - was.StoppedFor).Round(100*time.Millisecond))})
-	}
-	if t.Execs > was.Execs {
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target executed %s: its samples are kept with the earlier ones", t.Exec)})
-	}
-	if t.Processes > was.Processes {
-		n := t.Processes - was.Processes
-		l.send(tui.StatusMsg{Text: fmt.Sprintf("target started %d child %s (%d in all, sampled with it)", n, plural(int(n), "process", "processes"), t.Processes)})
-	}
-	if t.Missed > was.Missed && was.Missed == 0 {
-		l.send(tui.StatusMsg{Text: "short-lived threads end before cctop can open their events: their samples are missing (--calls none samples them)"})
-	}
 }
 
 // tellArming puts what the automatic counters decided on the status line as

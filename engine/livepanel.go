@@ -15,11 +15,7 @@ func (l *Live) counters() *tui.Counters {
 	cfg := l.sess.Config()
 	rate := Describe(cfg)
 	if l.plan.trigger != triggerTime {
-		period := cfg.Period // a hardware call counter leads
-		if len(cfg.Extra) > 0 {
-			period = cfg.Extra[0].Period // probes on all tasks lead
-		}
-		rate = fmt.Sprintf("a sample every %d calls", max(period, 1))
+		rate = fmt.Sprintf("a sample every %d calls", max(samplePeriod(cfg), 1))
 	}
 	c := &tui.Counters{
 		Source: l.plan.describe(),

@@ -78,15 +78,6 @@ func (l *Live) cycleTrigger() {
 	}
 }
 
-// setComparison makes the named comparison current.
-func (l *Live) setComparison(name string) {
-	for i, c := range comparisons {
-		if c == name {
-			l.comparison = i
-		}
-	}
-}
-
 func (l *Live) countedNames() string {
 	if l.plan.source.Kind == "hw" {
 		return "the program (" + l.plan.source.Events[0].Name + ")"

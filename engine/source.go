@@ -37,21 +37,23 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// fileSource shows a saved profile: its time, or its call estimates under
-// the density and latency toggles, against a base profile.
+// fileSource shows a saved profile: its time, or its call estimates as the
+// density and latency toggles pick them, against a base profile.
 type fileSource struct {
 	name       string
 	tree, base *cct.Tree
 	meta       cct.Meta
+	baseCalls  bool // the base profile has call estimates
 	msgs       chan tea.Msg
 
-	mu      sync.Mutex
-	metric  string
-	density bool
-	latency bool
-	compare bool
-	seq     uint64
-	snap    tui.Snapshot
+	// acting runs one action at a time (each comes on its own
+	// goroutine): view and seq are its.
+	acting sync.Mutex
+	view   viewState
+	seq    uint64
+
+	mu   sync.Mutex // snap's, apart: a snapshot does not wait for an export
+	snap tui.Snapshot
 }
 
 func newFileSource(path, basePath string) (*fileSource, error) {
@@ -59,17 +61,23 @@ func newFileSource(path, basePath string) (*fileSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &fileSource{name: filepath.Base(path), tree: t, meta: m, msgs: make(chan tea.Msg, 8),
-		metric: "time", density: true, latency: true}
+	s := &fileSource{name: filepath.Base(path), tree: t, meta: m, msgs: make(chan tea.Msg, 8)}
+	// The file's estimates are at the alpha it was recorded with.
+	var alpha float64
+	fmt.Sscanf(commentValue(m.Comments, "alpha="), "%g", &alpha)
+	params, comparison := correct.Params{Density: true, Latency: true, Alpha: alpha}, ""
 	if basePath != "" {
-		if s.base, _, err = readTree(basePath); err != nil {
+		var bm cct.Meta
+		if s.base, bm, err = readTree(basePath); err != nil {
 			return nil, err
 		}
-		s.compare = true
+		s.baseCalls = bm.Calls
+		comparison = "base file"
 		s.name += " vs " + filepath.Base(basePath)
 	}
+	s.view = newViewState(params, comparison)
 	if m.Calls {
-		s.metric = "calls"
+		s.view.suggestMetric("calls")
 	}
 	s.rebuild()
 	return s, nil
@@ -88,39 +96,17 @@ func (s *fileSource) Do(a tui.Action) {
 }
 
 func (s *fileSource) do(a tui.Action) {
-	s.mu.Lock()
-	switch a.Kind {
-	case tui.ToggleDensity:
-		s.density = !s.density
-	case tui.ToggleLatency:
-		s.latency = !s.latency
-	case tui.SetMetric:
-		s.metric = "time"
-		if a.Value != 0 {
-			s.metric = "calls"
-		}
-	case tui.CycleComparison:
-		s.compare = !s.compare && s.base != nil
-	case tui.Export:
-		s.mu.Unlock()
-		path := a.Path
-		if path == "" {
-			path = "cctop.pb.gz"
-		}
-		if err := writeProfile(path, "pprof", s.tree, s.meta); err != nil {
-			s.send(tui.ErrorMsg{Err: err})
-		} else {
-			s.send(tui.StatusMsg{Text: "exported to " + path})
-		}
-		return
+	s.acting.Lock()
+	defer s.acting.Unlock()
+	switch {
+	case a.Kind == tui.Export:
+		s.view.export(a.Path, s)
+	case s.view.act(a, s):
+		s.rebuild()
+		s.send(tui.SnapshotReadyMsg{})
 	default:
-		s.mu.Unlock()
 		s.send(tui.StatusMsg{Text: a.Kind.String() + " needs a live target"})
-		return
 	}
-	s.mu.Unlock()
-	s.rebuild()
-	s.send(tui.SnapshotReadyMsg{})
 }
 
 func (s *fileSource) send(m tea.Msg) {
@@ -130,56 +116,72 @@ func (s *fileSource) send(m tea.Msg) {
 	}
 }
 
-// weights is the shown metric of t per node.
-func (s *fileSource) weights(t *cct.Tree, calls bool) []float64 {
-	w := make([]float64, t.Len())
-	for i := range w {
-		m := t.Node(cct.NodeID(i)).Self
-		switch {
-		case !calls:
-			w[i] = float64(m.Time)
-		case s.density && s.latency:
-			w[i] = float64(m.CallsAdj)
-		case s.density:
-			w[i] = float64(m.Calls)
-		default:
-			w[i] = float64(m.Samples)
-		}
+// The saved profile as the view sees it (viewTarget).
+
+func (s *fileSource) shown() *cct.Tree { return s.tree }
+
+func (s *fileSource) calls(p correct.Params) []float64 {
+	if !s.meta.Calls {
+		return nil
 	}
-	return w
+	return fileCalls(s.tree, p)
+}
+
+func (s *fileSource) compared(name string, calls bool, p correct.Params) ([]float64, bool) {
+	if name != "base file" || s.base == nil {
+		return nil, false
+	}
+	if !calls {
+		return mapOnto(s.tree, s.base, selfOf(s.base, func(m cct.Metrics) int64 { return m.Time })), true
+	}
+	if !s.baseCalls {
+		return nil, true // no calls to compare with
+	}
+	return mapOnto(s.tree, s.base, fileCalls(s.base, p)), true
+}
+
+// reweighs is false: the file holds no samples to weigh, only the
+// estimates at the alpha it was recorded with.
+func (s *fileSource) reweighs() bool { return false }
+
+// save writes the profile as it was read: its estimates cannot change.
+func (s *fileSource) save(path string, _ correct.Params) error {
+	return writeProfile(path, "pprof", s.tree, s.meta)
+}
+
+// fileCalls is the call estimates of t that the file holds for p: with
+// both corrections, under density alone, or none, the samples. The file
+// has no estimate under latency alone; that is none too.
+func fileCalls(t *cct.Tree, p correct.Params) []float64 {
+	return selfOf(t, func(m cct.Metrics) int64 {
+		switch {
+		case p.Density && p.Latency:
+			return m.CallsAdj
+		case p.Density:
+			return m.Calls
+		}
+		return m.Samples
+	})
 }
 
 func (s *fileSource) rebuild() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	calls := s.metric == "calls" && s.meta.Calls
-	self := s.weights(s.tree, calls)
-	var cmp []float64
-	overlap := -1.0
-	comparison := ""
-	if s.compare && s.base != nil {
-		cmp = mapOnto(s.tree, s.base, s.weights(s.base, calls))
-		overlap = correct.OverlapSlices(self, cmp)
-		comparison = "base file"
-	}
 	threads := make([]cct.Thread, 0, len(s.meta.Threads))
 	for _, th := range s.meta.Threads {
 		threads = append(threads, th)
 	}
 	s.seq++
-	metric := "time"
-	if calls {
-		metric = "calls"
-	}
-	s.snap = tui.Snapshot{
-		Tree: s.tree, Self: self, Compare: cmp, Metric: metric, Threads: threads, Seq: s.seq,
+	snap := tui.Snapshot{
+		Tree: s.tree, Threads: threads, Seq: s.seq,
 		Header: tui.Header{
 			Target: s.name, Threads: len(threads), Samples: uint64(s.tree.Total().Samples), Unwound: unwoundComment(s.meta.Comments),
 			Counter: commentValue(s.meta.Comments, "counters="), CounterBrief: briefComment(s.meta.Comments),
-			ProbeCost: probeCostOf(s.tree), Trigger: commentValue(s.meta.Comments, "trigger="),
-			Density: s.density, Latency: s.latency, Comparison: comparison, Overlap: overlap, State: "file",
+			ProbeCost: probeCostOf(s.tree), Trigger: commentValue(s.meta.Comments, "trigger="), State: "file",
 		},
 	}
+	s.view.show(&snap, s)
+	s.mu.Lock()
+	s.snap = snap
+	s.mu.Unlock()
 }
 
 // unwoundComment is the unwound share cctop record wrote, or -1.

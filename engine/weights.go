@@ -9,13 +9,6 @@ import (
 	"github.com/cctop/cctop/sampler"
 )
 
-// trigger kinds (design §2).
-const (
-	triggerTime  = "time"
-	triggerCalls = "calls"
-	triggerExact = "exact"
-)
-
 // stream is one sampling stream: a thread on one CPU. cctop's events are
 // per (thread, CPU), and a per-CPU event counts only while its thread runs
 // on that CPU, so consecutive samples of one stream measure one interval of

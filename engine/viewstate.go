@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/tui"
+)
+
+// viewState is what the person at the TUI chose to see of a profile: the
+// corrections the call estimates are weighed under, the metric, and what
+// the profile is compared with. The live and the saved-profile sources
+// each keep one, so that a key does the same and says the same on both;
+// what differs between them, how calls are weighed and which comparisons
+// there are, each says as a viewTarget.
+type viewState struct {
+	params correct.Params
+	metric string // "time" or "calls"
+	// metricChosen: the user picked the metric, which then stays.
+	metricChosen bool
+	comparison   int // index into comparisons
+}
+
+// comparisons are what the shown weights can be compared with, in the
+// order c steps through them.
+var comparisons = []string{"", "uncorrected samples", "baseline", "base file", "exact run"}
+
+// viewTarget is a profile a viewState shows: the live one or a saved one.
+type viewTarget interface {
+	// shown is the tree the weights are of.
+	shown() *cct.Tree
+	// calls is the call estimates per node of shown under p, nil when
+	// none were counted.
+	calls(p correct.Params) []float64
+	// compared is the named comparison on shown's nodes ("baseline",
+	// "base file", "exact run"), as calls or as time; ok is false when the
+	// target has none such now, and w nil with ok true when it is there
+	// but empty yet (no baseline taken).
+	compared(name string, calls bool, p correct.Params) (w []float64, ok bool)
+	// reweighs says whether the target weighs its samples anew under any
+	// alpha; a saved profile holds its estimates at the recorded one.
+	reweighs() bool
+	// save writes the profile to path with its call estimates under p.
+	save(path string, p correct.Params) error
+	// send puts m on the TUI's status line.
+	send(m tea.Msg)
+}
+
+func newViewState(p correct.Params, comparison string) viewState {
+	v := viewState{params: p, metric: "time"}
+	v.setComparison(comparison)
+	return v
+}
+
+// setComparison makes the named comparison current.
+func (v *viewState) setComparison(name string) {
+	for i, c := range comparisons {
+		if c == name {
+			v.comparison = i
+		}
+	}
+}
+
+// suggestMetric shows m unless the user chose a metric.
+func (v *viewState) suggestMetric(m string) {
+	if !v.metricChosen {
+		v.metric = m
+	}
+}
+
+// act applies the view action a, saying what it did through t. It reports
+// false when a is not a view action, or one t cannot take (alpha on a
+// saved profile): the source's to carry out or refuse.
+func (v *viewState) act(a tui.Action, t viewTarget) bool {
+	switch a.Kind {
+	case tui.ToggleDensity:
+		v.params.Density = !v.params.Density
+		t.send(tui.StatusMsg{Text: "density correction " + onOff(v.params.Density)})
+	case tui.ToggleLatency:
+		v.params.Latency = !v.params.Latency
+		t.send(tui.StatusMsg{Text: "latency correction " + onOff(v.params.Latency)})
+	case tui.AlphaUp, tui.AlphaDown:
+		if !t.reweighs() {
+			return false
+		}
+		v.params.Alpha = stepAlpha(v.params.Alpha, a.Kind == tui.AlphaUp)
+	case tui.SetMetric:
+		v.metric = "time"
+		if a.Value != 0 {
+			v.metric = "calls"
+			if t.calls(v.params) == nil {
+				t.send(tui.StatusMsg{Text: "no calls were counted in this profile: it shows time"})
+			}
+		}
+		v.metricChosen = true
+	case tui.CycleComparison:
+		v.nextComparison(t)
+	default:
+		return false
+	}
+	return true
+}
+
+// nextComparison steps to the next comparison t has, saying what it lacks.
+func (v *viewState) nextComparison(t viewTarget) {
+	for {
+		v.comparison = (v.comparison + 1) % len(comparisons)
+		name := comparisons[v.comparison]
+		if name == "" || name == "uncorrected samples" {
+			return
+		}
+		w, ok := t.compared(name, v.metric == "calls", v.params)
+		if !ok {
+			continue
+		}
+		switch {
+		case name == "baseline" && w == nil:
+			t.send(tui.StatusMsg{Text: "no baseline yet: press b to take one"})
+		case name == "exact run" && v.metric != "calls":
+			t.send(tui.StatusMsg{Text: "the exact run counts calls: press m to compare calls"})
+		}
+		return
+	}
+}
+
+// export writes t's profile to path, or to a new file named for the time
+// when path is "", and says where or what went wrong.
+func (v *viewState) export(path string, t viewTarget) {
+	if path == "" {
+		path = fmt.Sprintf("cctop-%s.pb.gz", time.Now().Format("20060102-150405"))
+	}
+	if err := t.save(path, v.params); err != nil {
+		t.send(tui.ErrorMsg{Err: err})
+		return
+	}
+	t.send(tui.StatusMsg{Text: "exported to " + path})
+}
+
+// selfWeights is the self weight per node of t of the metric shown, and
+// its name: calls where chosen and counted, time otherwise.
+func (v *viewState) selfWeights(t viewTarget) ([]float64, string) {
+	if v.metric == "calls" {
+		if w := t.calls(v.params); w != nil {
+			return w, "calls"
+		}
+	}
+	return selfOf(t.shown(), func(m cct.Metrics) int64 { return m.Time }), "time"
+}
+
+// compareWeights is the current comparison on t's nodes, nil for none.
+func (v *viewState) compareWeights(t viewTarget, calls bool) []float64 {
+	switch name := comparisons[v.comparison]; name {
+	case "":
+		return nil
+	case "uncorrected samples":
+		return selfOf(t.shown(), func(m cct.Metrics) int64 { return m.Samples })
+	default:
+		w, _ := t.compared(name, calls, v.params)
+		return w
+	}
+}
+
+// show sets what of s comes from the view: the weights of the shown
+// metric and of the comparison, their overlap, and the header's words for
+// the choices.
+func (v *viewState) show(s *tui.Snapshot, t viewTarget) {
+	self, metric := v.selfWeights(t)
+	cmp := v.compareWeights(t, metric == "calls")
+	overlap := -1.0
+	if cmp != nil && hasWeight(self) && hasWeight(cmp) {
+		overlap = correct.OverlapSlices(self, cmp)
+	} else {
+		// Nothing to compare yet (no call counted before the counters
+		// are armed): an overlap of 0 and deltas of -100 would mislead.
+		cmp = nil
+	}
+	s.Self, s.Compare, s.Metric = self, cmp, metric
+	h := &s.Header
+	h.Density, h.Latency, h.Alpha = v.params.Density, v.params.Latency, v.params.Alpha
+	h.Comparison, h.Overlap = comparisons[v.comparison], overlap
+}
+
+// selfOf is one self metric of every node of t.
+func selfOf(t *cct.Tree, metric func(cct.Metrics) int64) []float64 {
+	w := make([]float64, t.Len())
+	for i := range w {
+		w[i] = float64(metric(t.Node(cct.NodeID(i)).Self))
+	}
+	return w
+}
+
+func hasWeight(w []float64) bool {
+	for _, x := range w {
+		if x > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// stepAlpha moves alpha along 0, 0.01, 0.1, 1, 10, ... 10000.
+func stepAlpha(a float64, up bool) float64 {
+	steps := []float64{0, 0.01, 0.1, 1, 10, 100, 1000, 10000}
+	i := 0
+	for i < len(steps)-1 && steps[i] < a {
+		i++
+	}
+	if up && i < len(steps)-1 {
+		i++
+	} else if !up && i > 0 {
+		i--
+	}
+	return steps[i]
+}

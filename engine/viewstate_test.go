@@ -1,0 +1,266 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/tui"
+)
+
+// fakeTarget is a viewTarget with the comparisons in offer, and calls that
+// are the samples times two under density, or none with noCalls.
+type fakeTarget struct {
+	tree     *cct.Tree
+	offer    map[string][]float64
+	noCalls  bool
+	reweigh  bool
+	saveErr  error
+	saved    []string
+	said     []tea.Msg
+	weighing []correct.Params
+}
+
+func (f *fakeTarget) shown() *cct.Tree { return f.tree }
+func (f *fakeTarget) calls(p correct.Params) []float64 {
+	if f.noCalls {
+		return nil
+	}
+	f.weighing = append(f.weighing, p)
+	w := selfOf(f.tree, func(m cct.Metrics) int64 { return m.Samples })
+	if p.Density {
+		for i := range w {
+			w[i] *= 2
+		}
+	}
+	return w
+}
+func (f *fakeTarget) compared(name string, _ bool, _ correct.Params) ([]float64, bool) {
+	w, ok := f.offer[name]
+	return w, ok
+}
+func (f *fakeTarget) reweighs() bool { return f.reweigh }
+func (f *fakeTarget) save(path string, _ correct.Params) error {
+	f.saved = append(f.saved, path)
+	return f.saveErr
+}
+func (f *fakeTarget) send(m tea.Msg) { f.said = append(f.said, m) }
+
+// lastStatus is the text of the last status message, "" when the last
+// message was none.
+func (f *fakeTarget) lastStatus() string {
+	if len(f.said) == 0 {
+		return ""
+	}
+	if m, ok := f.said[len(f.said)-1].(tui.StatusMsg); ok {
+		return m.Text
+	}
+	return ""
+}
+
+// smallTree is main → {a, b}: a with 3 samples of 10 ns, b with 1.
+func smallTree() *cct.Tree {
+	t := cct.New()
+	main, a, b := t.Intern(cct.Func{Name: "main"}), t.Intern(cct.Func{Name: "a"}), t.Intern(cct.Func{Name: "b"})
+	t.Add([]cct.Frame{{Func: a}, {Func: main}}, 1, cct.Metrics{Samples: 3, Time: 30})
+	t.Add([]cct.Frame{{Func: b}, {Func: main}}, 1, cct.Metrics{Samples: 1, Time: 10})
+	return t
+}
+
+// TestViewStateActions: the view's keys do and say the same whatever the
+// source, and cycling the comparison skips what the source lacks.
+func TestViewStateActions(t *testing.T) {
+	tr := smallTree()
+	exact := []float64{0, 0, 5, 5}
+	f := &fakeTarget{tree: tr, offer: map[string][]float64{"exact run": exact}, reweigh: true}
+	v := newViewState(correct.Params{Density: true, Latency: true, Alpha: 1}, "uncorrected samples")
+
+	// Without a baseline or base file on offer: straight to the exact run,
+	// which counts calls while time is shown.
+	v.act(tui.Action{Kind: tui.CycleComparison}, f)
+	if got := comparisons[v.comparison]; got != "exact run" {
+		t.Fatalf("after uncorrected samples: %q, want the exact run", got)
+	}
+	if got := f.lastStatus(); got != "the exact run counts calls: press m to compare calls" {
+		t.Errorf("status %q", got)
+	}
+	var s tui.Snapshot
+	v.show(&s, f)
+	if s.Metric != "time" || !slices.Equal(s.Compare, exact) || s.Header.Comparison != "exact run" || s.Header.Overlap != 75 {
+		t.Errorf("vs the exact run: metric %s, compare %v, header %+v", s.Metric, s.Compare, s.Header)
+	}
+	v.act(tui.Action{Kind: tui.CycleComparison}, f)
+	v.show(&s, f)
+	if s.Header.Comparison != "" || s.Compare != nil || s.Header.Overlap >= 0 {
+		t.Errorf("after the exact run: %q, compare %v, overlap %v; want none", s.Header.Comparison, s.Compare, s.Header.Overlap)
+	}
+	v.act(tui.Action{Kind: tui.CycleComparison}, f)
+	v.show(&s, f)
+	if s.Header.Comparison != "uncorrected samples" || !slices.Equal(s.Compare, []float64{0, 0, 3, 1}) || s.Header.Overlap != 100 {
+		t.Errorf("back to the samples: %q, compare %v, overlap %v", s.Header.Comparison, s.Compare, s.Header.Overlap)
+	}
+
+	// A baseline on offer but not taken: chosen, said, and nothing to
+	// compare with.
+	f.offer["baseline"] = nil
+	f.said = nil
+	v.act(tui.Action{Kind: tui.CycleComparison}, f)
+	v.show(&s, f)
+	if s.Header.Comparison != "baseline" || f.lastStatus() != "no baseline yet: press b to take one" || s.Compare != nil || s.Header.Overlap >= 0 {
+		t.Errorf("an empty baseline: %q, said %q, compare %v, overlap %v", s.Header.Comparison, f.said, s.Compare, s.Header.Overlap)
+	}
+
+	// The toggles flip, say so, and the calls are weighed under them.
+	v.act(tui.Action{Kind: tui.SetMetric, Value: 1}, f)
+	v.act(tui.Action{Kind: tui.ToggleDensity}, f)
+	if got := f.lastStatus(); got != "density correction off" || v.params.Density {
+		t.Errorf("d: %q, density %v", got, v.params.Density)
+	}
+	v.show(&s, f)
+	if s.Metric != "calls" || !slices.Equal(s.Self, []float64{0, 0, 3, 1}) || s.Header.Density || !s.Header.Latency {
+		t.Errorf("calls without density: metric %s, self %v, header %+v", s.Metric, s.Self, s.Header)
+	}
+	v.act(tui.Action{Kind: tui.ToggleLatency}, f)
+	v.act(tui.Action{Kind: tui.ToggleDensity}, f)
+	if got := f.lastStatus(); got != "density correction on" || f.said[len(f.said)-2].(tui.StatusMsg).Text != "latency correction off" {
+		t.Errorf("L, d: %q", f.said)
+	}
+	v.show(&s, f)
+	if last := f.weighing[len(f.weighing)-1]; !last.Density || last.Latency || !slices.Equal(s.Self, []float64{0, 0, 6, 2}) {
+		t.Errorf("weighed under %+v: %v", last, s.Self)
+	}
+
+	// Alpha steps where the target weighs anew, and is not the view's to
+	// take where it does not.
+	if !v.act(tui.Action{Kind: tui.AlphaUp}, f) || v.params.Alpha != 10 {
+		t.Errorf("alpha up from 1: %v", v.params.Alpha)
+	}
+	f.reweigh = false
+	if v.act(tui.Action{Kind: tui.AlphaDown}, f) || v.params.Alpha != 10 {
+		t.Errorf("alpha down on a saved profile: taken, alpha %v", v.params.Alpha)
+	}
+	for _, k := range []tui.ActionKind{tui.Pause, tui.Reset, tui.Baseline, tui.RateUp, tui.CycleTrigger, tui.SetThread} {
+		if v.act(tui.Action{Kind: k}, f) {
+			t.Errorf("%v taken by the view", k)
+		}
+	}
+
+	// Calls chosen where none were counted: time is shown, and said.
+	f.noCalls, f.said = true, nil
+	v.act(tui.Action{Kind: tui.SetMetric, Value: 1}, f)
+	v.show(&s, f)
+	if s.Metric != "time" || !slices.Equal(s.Self, []float64{0, 0, 30, 10}) || f.lastStatus() == "" {
+		t.Errorf("calls without calls: metric %s, self %v, said %q", s.Metric, s.Self, f.said)
+	}
+	// The source's suggestion does not override the user's choice.
+	v.suggestMetric("time")
+	if v.metric != "calls" {
+		t.Errorf("metric %s after a suggestion: the user chose calls", v.metric)
+	}
+}
+
+// TestViewStateExport: a default name with the time, the status naming
+// the file, an error as an error.
+func TestViewStateExport(t *testing.T) {
+	f := &fakeTarget{tree: smallTree()}
+	v := newViewState(correct.Params{}, "")
+	v.export("", f)
+	if len(f.saved) != 1 || !regexp.MustCompile(`^cctop-[0-9]{8}-[0-9]{6}\.pb\.gz$`).MatchString(f.saved[0]) || f.lastStatus() != "exported to "+f.saved[0] {
+		t.Errorf("saved %q, said %q", f.saved, f.said)
+	}
+	f.saveErr = errors.New("disk full")
+	v.export("x.pb.gz", f)
+	if m, ok := f.said[len(f.said)-1].(tui.ErrorMsg); !ok || m.Err != f.saveErr {
+		t.Errorf("a failed export said %v", f.said[len(f.said)-1])
+	}
+}
+
+// TestFileSourceView: a saved profile's calls follow the density and
+// latency toggles through the estimates it holds, alpha stays as recorded,
+// and c cycles through the base file, none and the samples.
+func TestFileSourceView(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, scale int64) string {
+		tr := smallTree()
+		for i := 2; i < tr.Len(); i++ {
+			n := tr.Node(cct.NodeID(i))
+			tr.AddSelf(cct.NodeID(i), 1, cct.Metrics{Calls: scale * 10 * n.Self.Samples, CallsAdj: scale * 100 * n.Self.Samples * int64(i)})
+		}
+		path := filepath.Join(dir, name)
+		meta := cct.Meta{Calls: true, Comments: []string{"cctop record", "alpha=0.5"}}
+		if err := writeProfile(path, "pprof", tr, meta); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	s, err := newFileSource(write("p.pb.gz", 1), write("base.pb.gz", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file numbers its nodes as it likes: weigh by name.
+	byName := func(snap tui.Snapshot, w []float64) string {
+		var out []string
+		for i := 1; i < snap.Tree.Len(); i++ {
+			n := snap.Tree.Node(cct.NodeID(i))
+			if n.Self.Samples > 0 {
+				out = append(out, fmt.Sprintf("%s=%g", snap.Tree.Func(n.Func).Name, w[i]))
+			}
+		}
+		slices.Sort(out)
+		return fmt.Sprint(out)
+	}
+	check := func(what, wantSelf string, wantDensity, wantLatency bool) {
+		t.Helper()
+		snap := s.Snapshot()
+		h := snap.Header
+		if snap.Metric != "calls" || byName(snap, snap.Self) != wantSelf || h.Density != wantDensity || h.Latency != wantLatency || h.Alpha != 0.5 {
+			t.Errorf("%s: metric %s, self %s, header %+v; want calls %s", what, snap.Metric, byName(snap, snap.Self), h, wantSelf)
+		}
+	}
+	// CallsAdj was written as 100 × samples × node ID: a (3 samples) is
+	// node 2, b node 3.
+	check("as opened", "[a=600 b=300]", true, true)
+	s.do(tui.Action{Kind: tui.ToggleLatency})
+	check("latency off", "[a=30 b=10]", true, false)
+	s.do(tui.Action{Kind: tui.ToggleDensity})
+	check("both off", "[a=3 b=1]", false, false)
+	s.do(tui.Action{Kind: tui.ToggleLatency})
+	check("latency alone, which the file does not hold", "[a=3 b=1]", false, true)
+	s.do(tui.Action{Kind: tui.ToggleDensity})
+	check("both on again", "[a=600 b=300]", true, true)
+
+	var said []string
+	for len(s.msgs) > 0 {
+		if m, ok := (<-s.msgs).(tui.StatusMsg); ok {
+			said = append(said, m.Text)
+		}
+	}
+	if want := []string{"latency correction off", "density correction off", "latency correction on", "density correction on"}; !slices.Equal(said, want) {
+		t.Errorf("said %q, want %q", said, want)
+	}
+	s.do(tui.Action{Kind: tui.AlphaUp})
+	if m := <-s.msgs; m != (tui.StatusMsg{Text: "AlphaUp needs a live target"}) {
+		t.Errorf("alpha on a file said %v", m)
+	}
+	check("after alpha", "[a=600 b=300]", true, true)
+
+	snap := s.Snapshot()
+	if h := snap.Header; h.Comparison != "base file" || byName(snap, snap.Compare) != "[a=1200 b=600]" || h.Overlap != 100 {
+		t.Errorf("vs the base file: %q %s, overlap %v", h.Comparison, byName(snap, snap.Compare), h.Overlap)
+	}
+	var cycle []string
+	for range 3 {
+		s.do(tui.Action{Kind: tui.CycleComparison})
+		cycle = append(cycle, s.Snapshot().Header.Comparison)
+	}
+	if want := []string{"", "uncorrected samples", "base file"}; !slices.Equal(cycle, want) {
+		t.Errorf("c cycles %q, want %q", cycle, want)
+	}
+}

@@ -25,11 +25,8 @@ func readNext(ctx context.Context, sess *sampler.Session, b *builder, arm *armer
 	batch, err := sess.Next(ctx)
 	b.handle(batch)
 	n := len(batch.Records)
-	switch {
-	case err != nil:
+	if err != nil {
 		return n, err
-	case ctx.Err() != nil || sess.Exited():
-		return n, io.EOF
 	}
 	if arm.due(b) {
 		if err := arm.arm(sess, b, arm.pick(b)); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
@@ -46,7 +43,7 @@ func readToEnd(sess *sampler.Session, b *builder) error {
 	for {
 		batch, err := sess.Next(context.Background())
 		b.handle(batch)
-		if errors.Is(err, io.EOF) || err == nil && sess.Exited() {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

@@ -4,6 +4,8 @@ package sampler
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,9 +141,9 @@ func TestTargetStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	for ctx.Err() == nil && !s.Exited() {
+	for done := false; !done; {
 		b, err := s.Next(ctx)
-		if err != nil {
+		if done = errors.Is(err, io.EOF); err != nil && !done {
 			t.Fatal(err)
 		}
 		if !cont.IsZero() && time.Since(cont) >= 300*time.Millisecond {
@@ -200,9 +202,9 @@ func TestChurnDescriptors(t *testing.T) {
 			var fds, maps []int
 			var last time.Time
 			var samples int
-			for !s.Exited() {
+			for done := false; !done; {
 				b, err := s.Next(context.Background())
-				if err != nil {
+				if done = errors.Is(err, io.EOF); err != nil && !done {
 					t.Fatal(err)
 				}
 				for _, r := range b.Records {
@@ -337,9 +339,9 @@ func TestReconfigureDuringRun(t *testing.T) {
 			last[r.TID] = r.Time
 		}
 	}
-	for ctx.Err() == nil && !s.Exited() {
+	for done := false; !done; {
 		b, err := s.Next(ctx)
-		if err != nil {
+		if done = errors.Is(err, io.EOF); err != nil && !done {
 			t.Fatal(err)
 		}
 		fn(b)

@@ -19,10 +19,11 @@ import (
 // at least every PollInterval, with an empty batch when nothing came: the
 // goroutine that reads the session does its other work (a UI's requests,
 // re-arming counters) between calls. When ctx has ended, or the target has
-// exited, the batch holds every record not yet handed on, those still in
-// the rings too; the caller then stops. After Close, Next returns io.EOF.
-// The batch, and its records' slices, are valid until the next call of
-// Next or ReconfigureWith.
+// exited (and is reaped: its exit status is known), the batch holds every
+// record not yet handed on, those still in the rings too, and Next returns
+// io.EOF with it: the caller takes that batch and stops. After Close, Next
+// returns io.EOF and an empty batch. The batch, and its records' slices, are
+// valid until the next call of Next or ReconfigureWith.
 //
 // Batches follow each other in time order thread by thread, not across
 // CPUs: the rings are copied one after another, so a sample written to a
@@ -33,7 +34,7 @@ import (
 // latency) is per thread.
 func (s *Session) Next(ctx context.Context) (*Batch, error) {
 	if ctx.Err() != nil {
-		return s.drain(), nil
+		return s.drain(), io.EOF
 	}
 	var c *chunk
 	select {
@@ -45,7 +46,7 @@ func (s *Session) Next(ctx context.Context) (*Batch, error) {
 		}
 		return s.startBatch(), io.EOF
 	case <-ctx.Done():
-		return s.drain(), nil
+		return s.drain(), io.EOF
 	}
 	b := s.startBatch()
 	s.decodeChunk(c, b)
@@ -63,6 +64,7 @@ func (s *Session) Next(ctx context.Context) (*Batch, error) {
 		s.decodeQueued(b)
 		s.decodeRings(b)
 		s.readMu.Unlock()
+		return s.endBatch(b), io.EOF
 	}
 	return s.endBatch(b), nil
 }
@@ -78,7 +80,7 @@ func (s *Session) Run(ctx context.Context, fn func(*Batch)) error {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		if err != nil || ctx.Err() != nil || s.exited.Load() {
+		if err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,9 @@ package sampler
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,6 +193,34 @@ func TestLaunchExitStatus(t *testing.T) {
 	}
 	if st := s.Stats(); st.Samples != uint64(samples) {
 		t.Errorf("stats say %d samples, batches had %d", st.Samples, samples)
+	}
+}
+
+// TestNextEndsReaped: Next says the run is over (io.EOF) only with the
+// target reaped, its exit status known: a caller that stops there reports
+// it. Short-lived targets, so that the exit often comes while a batch is
+// being decoded.
+func TestNextEndsReaped(t *testing.T) {
+	skipIfNoPerf(t)
+	for i := range 20 {
+		s, err := Open(Config{Argv: []string{"sh", "-c", "exit 3"}, UserOnly: true, PollInterval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, err := s.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, sig := s.ExitCode()
+		s.Close()
+		if code != 3 || sig != "" {
+			t.Fatalf("run %d: exit code %d %q when Next ended, want 3", i, code, sig)
+		}
 	}
 }
 

@@ -20,10 +20,6 @@ import (
 // record the same workload headless and export the profile.
 func TestEngineDirect(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
-	clock, err := sampler.ParseEvent("cpu-clock")
-	if err != nil {
-		t.Fatal(err)
-	}
 	leaf := workloadPkg + "densityLeaf"
 	// callersOf are the functions whose frames call name in t's
 	// contexts that hold samples.
@@ -40,14 +36,7 @@ func TestEngineDirect(t *testing.T) {
 	}
 
 	t.Run("live", func(t *testing.T) {
-		cfg := sampler.Config{Argv: []string{cctopBin, "workload", "density", "-loop"}, Leader: clock, Freq: 999,
-			Stdout: io.Discard, Stderr: io.Discard}
-		o := DefaultOptions()
-		o.Calls = "none"
-		plan, err := Prepare(&cfg, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg, plan := clockPlan(t, false, cctopBin, "workload", "density", "-loop")
 		l, err := StartLive(cfg, plan, io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -81,14 +70,7 @@ func TestEngineDirect(t *testing.T) {
 	})
 
 	t.Run("record", func(t *testing.T) {
-		cfg := sampler.Config{Argv: []string{cctopBin, "workload", "density", "-loop"}, Leader: clock, Freq: 999,
-			UserOnly: true, Stdout: io.Discard, Stderr: io.Discard}
-		o := DefaultOptions()
-		o.Calls = "none"
-		plan, err := Prepare(&cfg, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg, plan := clockPlan(t, true, cctopBin, "workload", "density", "-loop")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		rec, err := Record(ctx, cfg, plan, io.Discard)
@@ -111,6 +93,25 @@ func TestEngineDirect(t *testing.T) {
 			t.Errorf("the exported profile, opened again, has no samples of %s", leaf)
 		}
 	})
+}
+
+// clockPlan plans sampling the command argv on the CPU clock at 999 Hz,
+// counting no calls, as `cctop record --calls none` does; userOnly leaves
+// kernel frames out.
+func clockPlan(t *testing.T, userOnly bool, argv ...string) (sampler.Config, *Plan) {
+	t.Helper()
+	clock, err := sampler.ParseEvent("cpu-clock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sampler.Config{Argv: argv, Leader: clock, Freq: 999, UserOnly: userOnly, Stdout: io.Discard, Stderr: io.Discard}
+	o := DefaultOptions()
+	o.Calls = "none"
+	plan, err := Prepare(&cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, plan
 }
 
 // snapshotSamples is the number of samples in snap's tree.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cctop/cctop/internal/testutil"
-	"github.com/cctop/cctop/sampler"
 )
 
 // TestForkLoopForgotten: a target that starts short-lived processes all
@@ -16,18 +15,7 @@ import (
 // only the threads that have samples or are alive.
 func TestForkLoopForgotten(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
-	clock, err := sampler.ParseEvent("cpu-clock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := sampler.Config{Argv: []string{"/bin/sh", "-c", "while :; do /bin/true; done"}, Leader: clock, Freq: 999,
-		Stdout: io.Discard, Stderr: io.Discard}
-	o := DefaultOptions()
-	o.Calls = "none"
-	plan, err := Prepare(&cfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, plan := clockPlan(t, false, "/bin/sh", "-c", "while :; do /bin/true; done")
 	sess, b, err := startSession(cfg, plan, io.Discard)
 	if err != nil {
 		t.Fatal(err)

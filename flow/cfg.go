@@ -1,0 +1,33 @@
+package flow
+
+// CFG is the control-flow graph of one function. Blocks[0] is the entry.
+// A function whose control flow cannot be followed (an indirect jump, a
+// jump out of its bounds other than a tail call, bytes that do not decode)
+// is Conservative: no FDOM relation is derived in it, and Why says what
+// stopped it.
+type CFG struct {
+	Start, End   uint64 // the function's bounds [Start, End), addresses as given to Decode
+	Blocks       []Block
+	Conservative bool
+	Why          string
+}
+
+// Block is a basic block: straight-line code entered at Start only, left
+// at its end for Succs (indices into CFG.Blocks). A block ends at a branch,
+// a return, a call that does not return, or where another block starts.
+type Block struct {
+	Start, End uint64 // [Start, End)
+	Succs      []int
+	Calls      []CallSite // in address order
+	// Exit: the function may leave from this block (a return, a tail
+	// call, a call that does not return).
+	Exit bool
+}
+
+// CallSite is one call instruction.
+type CallSite struct {
+	Addr   uint64 // the call instruction
+	Ret    uint64 // the address after it: the return address a stack holds
+	Target uint64 // the direct target, 0 for an indirect call
+	Block  int    // index of the block that holds it
+}

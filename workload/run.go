@@ -45,6 +45,7 @@ var registry = []entry{
 	{"density", runDensity},
 	{"latency", runLatency},
 	{"recursive", runRecursive},
+	{"stages", runStages},
 	{"threads", runThreads},
 	{"spin", runSpin},
 }

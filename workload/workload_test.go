@@ -116,13 +116,19 @@ var expected = map[string][][2]any{
 		{recursiveWide, wideLeaf4}, {recursiveWide, wideLeaf5},
 		{recursiveWide, wideLeaf6}, {recursiveWide, wideLeaf7},
 	},
+	"stages": {
+		{stagesRounds, stageRun},
+		{stageRun, stageParse},
+		{stageRun, stageTransform},
+		{stageRun, stageEmit},
+	},
 	"threads": {{threadsWorker, threadsWork}},
 	"spin":    {{spinCaller, spinLeaf}},
 }
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"density", "latency", "recursive", "threads", "spin"}
+	want := []string{"density", "latency", "recursive", "stages", "threads", "spin"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

@@ -236,6 +236,11 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("without a PMU the doctor must name the uprobe fallback and its cost: %q", cc)
 		}
 	}
+	// Branch stacks need the PMU: where it is absent the line says so.
+	if br := line("branch stacks"); (sampler.ProbeBranchStack() == nil) != strings.Contains(br, " ok ") ||
+		sampler.ProbeEvent(cycles, true) != nil && !strings.Contains(br, "no hardware PMU") {
+		t.Errorf("branch stacks available=%v, but doctor says %q", sampler.ProbeBranchStack() == nil, br)
+	}
 	line("perf_event_paranoid")
 	line("kernel")
 	// The permission checks: each has its line; as root they all pass

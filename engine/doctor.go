@@ -119,9 +119,26 @@ func Doctor() []Check {
 	cs = append(cs, up)
 	cs = append(cs, callCounterCheck(up.OK))
 
+	cs = append(cs, branchCheck(hwErr == nil))
 	cs = append(cs, unwindCheck())
 	cs = append(cs, kallsymsCheck())
 	return cs
+}
+
+// branchCheck says whether samples may carry branch stacks (LBR, BRBE): the
+// basic-block profile that weighs call sites by how often their blocks ran.
+func branchCheck(pmu bool) Check {
+	c := Check{Name: "branch stacks"}
+	if err := sampler.ProbeBranchStack(); err != nil {
+		c.Detail = "unavailable: " + errText(err) + " (they give basic-block frequencies)"
+		if pmu {
+			c.Fix = "a CPU with LBR (Intel), BRBE (Arm v9.2) or LbrExtV2 (AMD Zen 4), passed through to a VM if any"
+		}
+		return c
+	}
+	c.OK = true
+	c.Detail = "the PMU records taken branches: block frequencies from each sample's branch stack"
+	return c
 }
 
 // paranoidCheck reads kernel.perf_event_paranoid; userErr is whether this

@@ -70,6 +70,10 @@ func (s *Session) buildAttrs() error {
 				a.Sample_stack_user = uint32(min(s.cfg.UserStack+7, MaxUserStack) &^ 7)
 			}
 		}
+		if gi == 0 && s.cfg.BranchStack != 0 {
+			a.Sample_type |= sampleBranch
+			a.Branch_sample_type = s.cfg.BranchStack
+		}
 		// Probe events in tracefs are inherited like any event, so a
 		// probe-led group follows the target's threads itself; only
 		// uprobe PMU leaders need to watch every task.
@@ -100,7 +104,7 @@ func (s *Session) buildAttrs() error {
 		a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / 4)
 		ga.leader = a
 		ga.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
-			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry, Period: fixed}
+			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry, Period: fixed, BranchType: a.Branch_sample_type}
 		for _, m := range g.Members {
 			ma := unix.PerfEventAttr{Size: a.Size, Read_format: a.Read_format,
 				Bits: a.Bits & (unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv)}

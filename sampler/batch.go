@@ -6,17 +6,19 @@ import "slices"
 // order. A Batch and the slices inside it are reused by the next drain, so a
 // consumer that keeps data must copy it.
 type Batch struct {
-	Records []Record
-	chains  []uint64
-	values  []Value
-	regs    []uint64
-	stacks  []byte
-	spans   []span // per record: where its Chain, Values, Regs and Stack live
+	Records  []Record
+	chains   []uint64
+	values   []Value
+	regs     []uint64
+	stacks   []byte
+	branches []Branch
+	spans    []span // per record: where its Chain, Values, Regs, Stack and Branches live
 }
 
 type span struct {
 	chainOff, chainLen, valOff, valLen int32
 	regOff, regLen, stackOff, stackLen int32
+	brOff, brLen                       int32
 }
 
 func (b *Batch) reset() {
@@ -25,17 +27,20 @@ func (b *Batch) reset() {
 	b.values = b.values[:0]
 	b.regs = b.regs[:0]
 	b.stacks = b.stacks[:0]
+	b.branches = b.branches[:0]
 	b.spans = b.spans[:0]
 }
 
 // add copies r, whose slices alias the decoder's buffers, into the batch.
 func (b *Batch) add(r *Record) {
 	sp := span{chainOff: int32(len(b.chains)), chainLen: int32(len(r.Chain)), valOff: int32(len(b.values)), valLen: int32(len(r.Values)),
-		regOff: int32(len(b.regs)), regLen: int32(len(r.Regs)), stackOff: int32(len(b.stacks)), stackLen: int32(len(r.Stack))}
+		regOff: int32(len(b.regs)), regLen: int32(len(r.Regs)), stackOff: int32(len(b.stacks)), stackLen: int32(len(r.Stack)),
+		brOff: int32(len(b.branches)), brLen: int32(len(r.Branches))}
 	b.chains = append(b.chains, r.Chain...)
 	b.values = append(b.values, r.Values...)
 	b.regs = append(b.regs, r.Regs...)
 	b.stacks = append(b.stacks, r.Stack...)
+	b.branches = append(b.branches, r.Branches...)
 	b.Records = append(b.Records, *r)
 	b.spans = append(b.spans, sp)
 }
@@ -52,6 +57,9 @@ func (b *Batch) seal() {
 		r.Regs = b.regs[sp.regOff : sp.regOff+sp.regLen : sp.regOff+sp.regLen]
 		if sp.stackLen > 0 {
 			r.Stack = b.stacks[sp.stackOff : sp.stackOff+sp.stackLen : sp.stackOff+sp.stackLen]
+		}
+		if sp.brLen > 0 {
+			r.Branches = b.branches[sp.brOff : sp.brOff+sp.brLen : sp.brOff+sp.brLen]
 		}
 	}
 	slices.SortStableFunc(b.Records, func(x, y Record) int {

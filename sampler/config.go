@@ -36,6 +36,11 @@ type Config struct {
 	// unwinding in user space (Record.Stack, Record.Regs). Zero copies
 	// the two words a function's entry needs.
 	UserStack int
+	// BranchStack, when not 0, is the branch_sample_type of the first
+	// group's samples (BranchAny|BranchUser, say): each sample carries the
+	// CPU's last taken branches (Record.Branches). Only a PMU with branch
+	// records has them (ProbeBranchStack).
+	BranchStack uint64
 	// RingPages is the size of each per-CPU ring in pages (power of two).
 	RingPages int
 	// Follow tracks threads by opening events for each new thread instead of

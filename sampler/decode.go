@@ -33,6 +33,8 @@ const (
 	sampleCPU        = 1 << 7
 	samplePeriod     = 1 << 8
 	sampleStreamID   = 1 << 9
+	sampleRaw        = 1 << 10
+	sampleBranch     = 1 << 11
 	sampleRegsUser   = 1 << 12
 	sampleStackUser  = 1 << 13
 	sampleIdentifier = 1 << 16
@@ -144,6 +146,7 @@ type Record struct {
 	RegsMask    uint64
 	Stack       []byte
 	Chain       []uint64 // raw callchain with context markers
+	Branches    []Branch // the branch stack, newest first, when the format has one
 	TimeEnabled uint64   // group read
 	TimeRunning uint64
 	Values      []Value
@@ -182,6 +185,9 @@ type Format struct {
 	// Period is every sample's period when SampleType has no PERIOD: a
 	// group sampled at a fixed period leaves it out (see buildAttrs).
 	Period uint64
+	// BranchType is the branch_sample_type of a format with a branch
+	// stack: it decides the stack's layout.
+	BranchType uint64
 }
 
 var errShort = errors.New("record truncated")
@@ -189,12 +195,13 @@ var errShort = errors.New("record truncated")
 // decoder decodes raw records without allocating for samples: Chain and
 // Values reuse its buffers.
 type decoder struct {
-	format Format
-	byID   map[uint64]*Format // sample formats of groups that differ from format
-	cur    *Format            // the format of the sample being decoded
-	chain  []uint64
-	values []Value
-	regs   []uint64
+	format   Format
+	byID     map[uint64]*Format // sample formats of groups that differ from format
+	cur      *Format            // the format of the sample being decoded
+	chain    []uint64
+	values   []Value
+	regs     []uint64
+	branches []Branch
 }
 
 func newDecoder(f Format) *decoder {
@@ -455,6 +462,14 @@ func (d *decoder) sample(c *cursor, r *Record) {
 			d.chain = append(d.chain, c.u64())
 		}
 		r.Chain = d.chain
+	}
+	if st&sampleRaw != 0 {
+		// u32 size, then the data: with the size word, a multiple of 8.
+		n := c.u32()
+		c.bytes(int(n))
+	}
+	if st&sampleBranch != 0 {
+		d.branchStack(c, r)
 	}
 	if st&sampleRegsUser != 0 {
 		if abi := c.u64(); abi != 0 {

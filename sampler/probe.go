@@ -52,6 +52,29 @@ func ProbeStackCopy() error {
 	return unix.Close(fd)
 }
 
+// ProbeBranchStack opens, and closes, a cycles event on the calling thread
+// that samples the user-space taken branches: nil when this machine's PMU
+// records branch stacks (Intel LBR, Arm BRBE, AMD LbrExtV2) and cctop may
+// read them, else why not.
+func ProbeBranchStack() error {
+	a := unix.PerfEventAttr{
+		Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_CPU_CYCLES, Size: uint32(unsafeSizeofAttr),
+		Sample: 100003, Sample_type: sampleIP | sampleBranch,
+		Branch_sample_type: BranchAny | BranchUser,
+		Bits:               unix.PerfBitDisabled | unix.PerfBitExcludeHv | unix.PerfBitExcludeKernel,
+	}
+	fd, err := unix.PerfEventOpen(&a, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV):
+		return fmt.Errorf("no hardware PMU here (cycles: %v), so no branch records", err)
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL):
+		return fmt.Errorf("the PMU records no branch stacks (LBR, BRBE): %v", err)
+	case err != nil:
+		return err
+	}
+	return unix.Close(fd)
+}
+
 // UprobeType is the dynamic PMU type of uprobe events, or an error saying
 // why there is none.
 func UprobeType() (uint32, error) {

@@ -40,6 +40,7 @@ func (*Session) Close() error                                 { return nil }
 func ProbeEvent(EventSpec, bool) error                        { return errNotLinux }
 func UprobeType() (uint32, error)                             { return 0, errNotLinux }
 func ProbeStackCopy() error                                   { return errNotLinux }
+func ProbeBranchStack() error                                 { return errNotLinux }
 func OpenUprobeCounter(string, uint64, int) (*Counter, error) { return nil, errNotLinux }
 
 type Counter struct{}

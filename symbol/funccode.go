@@ -35,6 +35,7 @@ type CodeFile struct {
 	closer  io.Closer
 	segs    []segment
 	syms    symtab
+	plt     symtab // PLT stubs, named "exit@plt": the targets of calls into other modules
 	BuildID []byte
 	Arch    string // "amd64", "arm64", or the ELF machine of another
 }
@@ -96,6 +97,7 @@ func newCodeFile(r io.ReaderAt, size int64, path string, open func(string) (*os.
 	}
 	cands = slices.DeleteFunc(cands, func(s symCand) bool { return s.size == 0 || s.size > maxFuncCode || s.size > uint64(size) })
 	c.syms = newSymtab(cands)
+	c.plt = newSymtab(pltCands(f, symtab, dynsym, size))
 	return c, nil
 }
 
@@ -107,6 +109,19 @@ func (c *CodeFile) Func(vaddr uint64) (FuncCode, bool) {
 		return FuncCode{}, false
 	}
 	return c.read(s)
+}
+
+// NameAt names the function or PLT stub at vaddr ("" for none): what a
+// direct call there calls, to tell calls that do not return (exit@plt,
+// abort, __stack_chk_fail@plt).
+func (c *CodeFile) NameAt(vaddr uint64) string {
+	if s, ok := c.plt.holding(vaddr); ok {
+		return s.name
+	}
+	if s, ok := c.syms.holding(vaddr); ok {
+		return s.name
+	}
+	return ""
 }
 
 // funcCands appends a candidate symbol for every function of the table,

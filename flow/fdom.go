@@ -143,7 +143,11 @@ func newFDOM(g *CFG, prefix bool) *FDOM {
 	}
 	// Unreachable blocks keep no edges, so that neither tree nor cycle
 	// test can see them.
-	f.fwd = digraph{off: make([]int32, n+2)}
+	edges := 0
+	for _, b := range g.Blocks {
+		edges += len(b.Succs) + 1
+	}
+	f.fwd = digraph{off: make([]int32, n+2), adj: make([]int32, 0, edges)}
 	for v, b := range g.Blocks {
 		f.fwd.off[v+1] = f.fwd.off[v]
 		if !reach[v] {

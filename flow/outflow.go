@@ -8,6 +8,8 @@ import (
 // SiteFlow is one call site of a function in one calling context, and what
 // was measured at it. A caller passes each call site once.
 type SiteFlow struct {
+	// Site is one of the CallSites of the CFG the FDOM was built from,
+	// whose block's row NewFDOM built.
 	Site CallSite
 	// Outflow is the sampled weight of the site's callee edges, summed
 	// (lee2007's OUTFLOW). A site with several targets keeps their ratio:
@@ -50,9 +52,9 @@ type NewEdge struct {
 //
 // A violated pair is set to the larger of its two outflows, to a fixed
 // point, and then the sites are rescaled to keep the function's sampled
-// total. Raising rather than lowering is lee2007's choice: timer sampling
-// loses the short calls, so the lower of a violated pair is the likelier
-// wrong one. A site with a direct target but no samples that FDOMs a site
+// total. Raising rather than lowering is lee2007's rule, and it fits
+// timer sampling, which under-represents short calls rather than making
+// calls up: the lower of a violated pair is the likelier wrong one. A site with a direct target but no samples that FDOMs a site
 // with flow is raised like any other, which predicts the edge sampling
 // missed; it is reported in New with its rescaled weight. A site with no
 // samples and no direct target can carry no flow, so it is left out.

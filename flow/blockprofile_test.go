@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// diamond is a function at 0x100: a test, then one of two arms, then a
+// twoArms is a function at 0x100: a test, then one of two arms, then a
 // join that calls something and returns.
 //
 //	0x100 b0: cmp; jne 0x110    -> b1 (fallthrough 0x108), b2 (0x110)
 //	0x108 b1: ...; jmp 0x118    -> b3
 //	0x110 b2: ...               -> b3
 //	0x118 b3: call; ret
-func diamond() *CFG {
+func twoArms() *CFG {
 	return &CFG{Start: 0x100, End: 0x120, Blocks: []Block{
 		{Start: 0x100, End: 0x108, Succs: []int{1, 2}},
 		{Start: 0x108, End: 0x110, Succs: []int{3}},
@@ -25,7 +25,7 @@ func diamond() *CFG {
 // blocks they cover, once each; a run that starts inside a block, or lies
 // outside the function, counts nothing.
 func TestBlockCounts(t *testing.T) {
-	g := diamond()
+	g := twoArms()
 	// A branch stack, newest first: the return (0x11f to 0x60), b1's jump
 	// (0x10e to 0x118), and the call that entered the function (0x50 to
 	// 0x100). The jne fell through: not a taken branch, not in the stack.

@@ -1,0 +1,84 @@
+package flow
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/arch/arm64/arm64asm"
+)
+
+// stepARM64 classifies the arm64 instruction at the head of code.
+//
+// The branches are read from their encodings here rather than from
+// arm64asm: their formats are few and fixed, it saves the decoder's
+// linear search through its table for the instructions that matter, and
+// arm64asm does not know the pointer-authenticating ones (retaa, braaz,
+// blraa...) that distributions' arm64 code uses. arm64asm says whether the
+// other words are instructions at all.
+//
+// arm64asm.Decode writes a package-level coverage table on every call, so
+// decoding arm64 from several goroutines at once is a data race the race
+// detector reports, harmless as it is (a bool set to true).
+func stepARM64(code []byte, pc uint64) insn {
+	if len(code) < 4 {
+		return insn{n: len(code), kind: kBad, pad: allZero(code)}
+	}
+	w := binary.LittleEndian.Uint32(code)
+	in := insn{n: 4}
+	switch {
+	case w&0x7c000000 == 0x14000000: // B, BL: imm26
+		in.target = pc + uint64(int64(int32(w<<6)>>6)<<2)
+		in.kind = kJmp
+		if w&0x80000000 != 0 {
+			in.kind = kCall
+		}
+	case w&0xff000000 == 0x54000000, // B.cond, BC.cond: imm19
+		w&0x7e000000 == 0x34000000: // CBZ, CBNZ: imm19
+		in.target = pc + uint64(int64(int32(w<<8)>>13)<<2)
+		in.kind = kJcc
+	case w&0x7e000000 == 0x36000000: // TBZ, TBNZ: imm14
+		in.target = pc + uint64(int64(int32(w<<13)>>18)<<2)
+		in.kind = kJcc
+	case w&0xfe1f0000 == 0xd61f0000: // branch to a register, op2 = 0b11111
+		switch (w >> 21) & 0xf {
+		case 0, 8: // BR, BRAAZ, BRABZ; BRAA, BRAB
+			in.kind = kJmpInd
+		case 1, 9: // BLR, BLRAAZ, BLRABZ; BLRAA, BLRAB
+			in.kind = kCallInd
+		case 2, 4, 5: // RET, RETAA, RETAB; ERET, ERETAA, ERETAB; DRPS
+			in.kind = kRet
+		default:
+			in.kind = kBad
+		}
+	case w&0xffe0001f == 0xd4200000, // BRK: gcc's __builtin_trap
+		w&0xffe0001f == 0xd4400000, // HLT
+		w&0xffff0000 == 0:          // UDF: Go's padding and its UNDEF
+		in.kind, in.pad = kTrap, true
+	case w == 0xd503201f: // NOP: gcc's padding
+		in.pad = true
+	default:
+		if !decodeARM64(code) {
+			in.kind = kBad
+		}
+	}
+	return in
+}
+
+func decodeARM64(code []byte) (ok bool) {
+	defer func() {
+		// As for x86asm: a decoder bug must not take the profiler down.
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := arm64asm.Decode(code)
+	return err == nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

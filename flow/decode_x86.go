@@ -9,6 +9,9 @@ func stepAMD64(code []byte, pc uint64) insn {
 		// into a lone rep prefix and a hint nop.
 		return insn{n: 4}
 	}
+	if n := vzero(code); n > 0 {
+		return insn{n: n}
+	}
 	inst, ok := decodeX86(code)
 	if !ok {
 		// One byte on: a linear sweep through data finds its way back to
@@ -83,4 +86,19 @@ func decodeX86(code []byte) (inst x86asm.Inst, ok bool) {
 
 func isEndbr(code []byte) bool {
 	return len(code) >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && (code[3] == 0xfa || code[3] == 0xfb)
+}
+
+// vzero is the length of a vzeroupper or vzeroall, 0 for any other
+// instruction. x86asm v0.33.0 reads a ModRM byte after every VEX opcode,
+// these two have none, and the two bytes too many it says they take put
+// the sweep out of step with Go's and glibc's AVX2 loops, which end with
+// vzeroupper.
+func vzero(code []byte) int {
+	switch {
+	case len(code) >= 3 && code[0] == 0xc5 && code[2] == 0x77:
+		return 3 // two-byte VEX: the map is 0f
+	case len(code) >= 4 && code[0] == 0xc4 && code[1]&0x1f == 1 && code[3] == 0x77:
+		return 4 // three-byte VEX with map 0f
+	}
+	return 0
 }

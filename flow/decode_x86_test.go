@@ -382,3 +382,25 @@ func TestX86WhyFirst(t *testing.T) {
 		t.Error(g.Why)
 	}
 }
+
+func TestX86Vzeroupper(t *testing.T) {
+	a := newAsm(t, base)
+	a.raw(0x85, 0xff)
+	a.jcc8(ccE, "L")
+	a.label("v").raw(0xc5, 0xf8, 0x77)        // vzeroupper
+	a.label("v3").raw(0xc4, 0xe1, 0x7c, 0x77) // vzeroall, three-byte VEX
+	a.label("r").ret()
+	a.label("L").raw(0xc5, 0xf8, 0x77).ret()
+	g := decodeOK(t, "amd64", a.code(), nil)
+	checkBlocks(t, g, []wantBlock{
+		{base, a.at("v"), []int{2, 1}, false, nil},
+		{a.at("v"), a.at("L"), nil, true, nil},
+		{a.at("L"), g.End, nil, true, nil},
+	})
+	for _, at := range []string{"v", "v3"} {
+		in := stepAMD64(a.code()[a.at(at)-base:], a.at(at))
+		if want := a.at(map[string]string{"v": "v3", "v3": "r"}[at]) - a.at(at); uint64(in.n) != want {
+			t.Errorf("%s: %d bytes, want %d", at, in.n, want)
+		}
+	}
+}

@@ -124,8 +124,10 @@ type span struct{ a, b int }
 // unreached padding.
 type seg struct {
 	a, b  int
-	term  int // index into events of the instruction ending it, -1 if it runs into the next
-	block int // index into CFG.Blocks, -1 when dropped
+	term  int  // index into events of the instruction ending it, -1 if it runs into the next
+	block int  // index into CFG.Blocks, -1 when dropped
+	bad   int  // offset of the first undecodable bytes in it, -1 if none
+	off   bool // it flows on past the function's end
 }
 
 // scratch is what one Decode needs besides the CFG it returns; pooled so
@@ -137,6 +139,7 @@ type scratch struct {
 	events []event
 	pads   []span
 	segs   []seg
+	stack  []int // blocks to visit, finding the reached ones
 	n      int
 	why    string
 	whyOff int
@@ -153,6 +156,7 @@ func (s *scratch) reset(n int) {
 	s.events = s.events[:0]
 	s.pads = s.pads[:0]
 	s.segs = s.segs[:0]
+	s.stack = s.stack[:0]
 	s.n = n
 	s.why = ""
 	s.whyOff = 0
@@ -290,7 +294,7 @@ func (s *scratch) segments() {
 		if b < 0 || b > s.n {
 			b = s.n
 		}
-		sg := seg{a: a, b: b, term: -1, block: -1}
+		sg := seg{a: a, b: b, term: -1, block: -1, bad: -1}
 		for ev < len(s.events) && s.events[ev].off < b {
 			if s.events[ev].kind.ends() {
 				sg.term = ev // ends() cuts right after it: the last event here
@@ -331,7 +335,8 @@ func (s *scratch) build(g *CFG, start uint64) {
 	succs := make([]int, 0, 2*nblocks)
 	calls := make([]CallSite, 0, ncalls)
 	ev := 0
-	for i, sg := range s.segs {
+	for i := range s.segs {
+		sg := &s.segs[i]
 		if sg.block < 0 {
 			continue
 		}
@@ -349,7 +354,9 @@ func (s *scratch) build(g *CFG, start uint64) {
 			case kCallInd:
 				calls = append(calls, CallSite{Addr: start + uint64(e.off), Ret: start + uint64(e.off+e.n), Block: sg.block})
 			case kBad:
-				s.stop(WhyUndecodable, e.off)
+				if sg.bad < 0 {
+					sg.bad = e.off
+				}
 			}
 		}
 		if len(calls) > c0 {
@@ -376,7 +383,7 @@ func (s *scratch) build(g *CFG, start uint64) {
 		if fall {
 			switch {
 			case sg.b >= s.n:
-				s.stop(WhyFallsOff, sg.b)
+				sg.off = true
 			case i+1 < len(s.segs) && s.segs[i+1].block >= 0:
 				if next := s.segs[i+1].block; len(succs) == s0 || succs[s0] != next {
 					succs = append(succs, next)
@@ -385,6 +392,41 @@ func (s *scratch) build(g *CFG, start uint64) {
 		}
 		if len(succs) > s0 {
 			blk.Succs = succs[s0:len(succs):len(succs)]
+		}
+	}
+	s.reach(g)
+}
+
+// reach marks the blocks no path from the entry leads to, and takes the
+// reasons to be conservative from the others only: bytes that do not
+// decode after a return, say, are data (Go's arm64 literal pools), and a
+// linear sweep that lost its way there either found the next branch
+// target as an instruction start or stopped at it as WhyMidInsn.
+func (s *scratch) reach(g *CFG) {
+	for i := range g.Blocks {
+		g.Blocks[i].Unreached = true
+	}
+	g.Blocks[0].Unreached = false
+	s.stack = append(s.stack[:0], 0)
+	for len(s.stack) > 0 {
+		b := s.stack[len(s.stack)-1]
+		s.stack = s.stack[:len(s.stack)-1]
+		for _, n := range g.Blocks[b].Succs {
+			if g.Blocks[n].Unreached {
+				g.Blocks[n].Unreached = false
+				s.stack = append(s.stack, n)
+			}
+		}
+	}
+	for _, sg := range s.segs {
+		if sg.block < 0 || g.Blocks[sg.block].Unreached {
+			continue
+		}
+		if sg.bad >= 0 {
+			s.stop(WhyUndecodable, sg.bad)
+		}
+		if sg.off {
+			s.stop(WhyFallsOff, sg.b)
 		}
 	}
 }

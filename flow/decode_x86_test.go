@@ -123,6 +123,9 @@ func TestX86NoReturnSplits(t *testing.T) {
 		{base, a.at("dead"), nil, true, []CallSite{{Addr: a.at("die"), Ret: a.at("dead"), Target: abort}}},
 		{a.at("dead"), g.End, nil, true, nil},
 	})
+	if !g.Blocks[1].Unreached || g.Blocks[0].Unreached {
+		t.Errorf("reached:\n%s", dump(g))
+	}
 }
 
 // A call that is the function's last instruction cannot return into it.
@@ -381,6 +384,41 @@ func TestX86WhyFirst(t *testing.T) {
 	if !strings.HasPrefix(g.Why, WhyTailCall) {
 		t.Error(g.Why)
 	}
+}
+
+// Blocks nothing reaches are kept, marked, and do not make the function
+// conservative for what they hold: data after a return, or code that
+// would run off the end.
+func TestX86Unreached(t *testing.T) {
+	a := newAsm(t, base)
+	a.raw(0x85, 0xff)
+	a.jcc8(ccE, "L")
+	a.label("r").ret()
+	a.label("data").raw(0x06) // push %es: not an instruction in 64-bit mode
+	a.label("L").ret()
+	a.label("tail").raw(0x31, 0xc0) // xor %eax,%eax, then the end
+	code := a.code()
+	g := decodeOK(t, "amd64", code, nil)
+	checkBlocks(t, g, []wantBlock{
+		{base, a.at("r"), []int{3, 1}, false, nil},
+		{a.at("r"), a.at("data"), nil, true, nil},
+		{a.at("data"), a.at("L"), nil, false, nil},
+		{a.at("L"), a.at("tail"), nil, true, nil},
+		{a.at("tail"), g.End, nil, false, nil},
+	})
+	for i, want := range []bool{false, false, true, false, true} {
+		if g.Blocks[i].Unreached != want {
+			t.Errorf("block %d: Unreached %v\n%s", i, g.Blocks[i].Unreached, dump(g))
+		}
+	}
+
+	// The same bytes reached are a reason.
+	a = newAsm(t, base)
+	a.raw(0x85, 0xff)
+	a.jcc8(ccE, "data")
+	a.ret()
+	a.label("data").raw(0x06).ret()
+	decodeConservative(t, "amd64", a.code(), "undecodable bytes at 0x401005")
 }
 
 func TestX86Vzeroupper(t *testing.T) {

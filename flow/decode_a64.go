@@ -10,10 +10,10 @@ import (
 //
 // The branches are read from their encodings here rather than from
 // arm64asm: their formats are few and fixed, it saves the decoder's
-// linear search through its table for the instructions that matter, and
-// arm64asm does not know the pointer-authenticating ones (retaa, braaz,
-// blraa...) that distributions' arm64 code uses. arm64asm says whether the
-// other words are instructions at all.
+// linear search through its table, and arm64asm does not know the
+// pointer-authenticating ones (retaa, braaz, blraa...) that
+// distributions' arm64 code uses. arm64asm says whether the other words
+// of the branch group are instructions at all.
 //
 // arm64asm.Decode writes a package-level coverage table on every call, so
 // decoding arm64 from several goroutines at once is a data race the race
@@ -55,8 +55,25 @@ func stepARM64(code []byte, pc uint64) insn {
 		in.kind, in.pad = kTrap, true
 	case w == 0xd503201f: // NOP: gcc's padding
 		in.pad = true
+	case w&0x1c000000 == 0x14000000: // the rest of the branch, exception and system group
+		// System instructions (barriers, hints, MSR and MRS) go on to
+		// the next; arm64asm does not know all (msr dit, say).
+		if w&0xffc00000 != 0xd5000000 && !decodeARM64(code) {
+			in.kind = kBad
+		}
 	default:
-		if !decodeARM64(code) {
+		// No instruction outside that group transfers control, so a word
+		// there needs no decoding: the next instruction is 4 bytes on
+		// whatever it is. arm64asm does not know the LSE atomics (cas,
+		// ldadd, swp) that Go and gcc emit, nor SVE, and calling it
+		// would make them undecodable for nothing. Only the encoding
+		// classes the architecture leaves unallocated are.
+		switch (w >> 25) & 0xf {
+		case 0b0000: // reserved, but for SME (bit 31) and udf above
+			if w&0x80000000 == 0 {
+				in.kind = kBad
+			}
+		case 0b0001, 0b0011:
 			in.kind = kBad
 		}
 	}

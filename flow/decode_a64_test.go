@@ -27,6 +27,7 @@ const (
 	a64NOP     = 0xd503201f // nop
 	a64BRK     = 0xd4207d00 // brk #0x3e8: __builtin_trap
 	a64Unalloc = 0x02000000 // op0 = 0b0001: unallocated
+	a64CASAL   = 0x88fbfc41 // casal w27, w1, [x2]: Go's atomics, unknown to arm64asm
 )
 
 // The encodings above are what arm64asm says they are: the tests would
@@ -48,7 +49,7 @@ func TestA64Encodings(t *testing.T) {
 			t.Errorf("%#08x: %v %v, want %v", tc.w, inst, err, tc.op)
 		}
 	}
-	for _, w := range []uint32{a64RetAA, a64Unalloc} {
+	for _, w := range []uint32{a64RetAA, a64Unalloc, a64CASAL} {
 		if inst, err := arm64asm.Decode(binary.LittleEndian.AppendUint32(nil, w)); err == nil {
 			t.Errorf("%#08x decodes as %v", w, inst)
 		}
@@ -140,6 +141,11 @@ func TestA64Conservative(t *testing.T) {
 	a = newAsm(t, base)
 	a.word(a64CmpX0).word(a64Unalloc).word(a64Ret)
 	decodeConservative(t, "arm64", a.code(), "undecodable bytes at 0x401004")
+
+	// LSE atomics are instructions, though arm64asm does not know them.
+	a = newAsm(t, base)
+	a.word(a64CmpX0).word(a64CASAL).word(a64Ret)
+	decodeOK(t, "arm64", a.code(), nil)
 
 	// Bytes past the last whole word that are not zero: undecodable.
 	decodeConservative(t, "arm64", append(newAsm(t, base).word(a64CmpX0).code(), 0x1f, 0x20), "undecodable bytes at 0x401004")

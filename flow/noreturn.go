@@ -15,10 +15,15 @@ func NoReturnName(name string) bool {
 	if i := strings.IndexByte(name, '@'); i > 0 {
 		name = name[:i]
 	}
+	// Go's assembly functions: runtime.exit.abi0.
+	name = strings.TrimSuffix(name, ".abi0")
 	if noReturnNames[name] {
 		return true
 	}
 	switch {
+	case strings.Contains(name, ".func"):
+		// A closure inside one of them returns as any function does.
+		return false
 	case strings.HasPrefix(name, "runtime.panic"):
 		// panicCheck1 and panicCheck2 return unless the panic is in the runtime.
 		return !strings.HasPrefix(name, "runtime.panicCheck")

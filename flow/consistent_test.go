@@ -19,10 +19,7 @@ func consistent(g *CFG, arch string, code []byte) error {
 	if g.Blocks[0].Start != g.Start {
 		return fmt.Errorf("entry block at %#x, function at %#x", g.Blocks[0].Start, g.Start)
 	}
-	step := stepAMD64
-	if arch == "arm64" {
-		step = stepARM64
-	}
+	step := stepFor(arch)
 	prev := g.Start
 	for i, b := range g.Blocks {
 		if b.Start >= b.End || b.Start < prev || b.End > g.End {

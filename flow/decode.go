@@ -44,13 +44,8 @@ const (
 // stepARM64 about the arm64 decoder's shared state.
 func Decode(arch string, code []byte, start uint64, noReturn func(target uint64) bool) *CFG {
 	g := &CFG{Start: start, End: start + uint64(len(code))}
-	var step func([]byte, uint64) insn
-	switch arch {
-	case "amd64":
-		step = stepAMD64
-	case "arm64":
-		step = stepARM64
-	default:
+	step := stepFor(arch)
+	if step == nil {
 		g.Conservative, g.Why = true, WhyArch
 		return g
 	}
@@ -75,6 +70,16 @@ func Decode(arch string, code []byte, start uint64, noReturn func(target uint64)
 // The steps live in decode_x86.go and decode_a64.go, not in _amd64 and
 // _arm64 files, which Go would build only for that GOARCH: a profile of
 // either is read on any machine.
+
+func stepFor(arch string) func(code []byte, pc uint64) insn {
+	switch arch {
+	case "amd64":
+		return stepAMD64
+	case "arm64":
+		return stepARM64
+	}
+	return nil
+}
 
 // insn is what an architecture's step says of one instruction: only what
 // the CFG needs, so that the sweep keeps nothing per plain instruction.

@@ -4,8 +4,9 @@ import "fmt"
 
 // consistent checks what Decode promises of any CFG, conservative or not:
 // blocks sorted, disjoint, inside the bounds, the entry first, successor
-// indices valid, every call site inside its block and in order, and every
-// byte outside the blocks padding by the arch's own classification.
+// indices valid, every call site inside its block and in order, every
+// byte outside the blocks padding by the arch's own classification, and
+// Unreached true to the successors.
 func consistent(g *CFG, arch string, code []byte) error {
 	if g.End-g.Start != uint64(len(code)) {
 		return fmt.Errorf("bounds [%#x,%#x) for %d bytes", g.Start, g.End, len(code))
@@ -54,5 +55,34 @@ func consistent(g *CFG, arch string, code []byte) error {
 		}
 		pc += uint64(in.n)
 	}
+	// Unreached is what the successors say, and a CFG callers may draw
+	// relations from leaves no reached block without a way on.
+	reached := reachable(g)
+	for i, b := range g.Blocks {
+		if b.Unreached == reached[i] {
+			return fmt.Errorf("block %d: Unreached %v", i, b.Unreached)
+		}
+		if !g.Conservative && !b.Unreached && !b.Exit && len(b.Succs) == 0 {
+			return fmt.Errorf("block %d: reached, no exit and no successor", i)
+		}
+	}
 	return nil
+}
+
+// reachable is which blocks a path from the entry leads to.
+func reachable(g *CFG) []bool {
+	seen := make([]bool, len(g.Blocks))
+	stack := []int{0}
+	seen[0] = true
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, s := range g.Blocks[i].Succs {
+			if !seen[s] {
+				seen[s] = true
+				stack = append(stack, s)
+			}
+		}
+	}
+	return seen
 }

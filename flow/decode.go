@@ -18,6 +18,7 @@ const (
 	WhyUndecodable  = "undecodable bytes"        // data in code, or an instruction the decoder does not know
 	WhyFallsOff     = "falls off the end"        // the last instruction flows on past End
 	WhyEmpty        = "no code"
+	WhyWraps        = "bounds wrap around the address space"
 	WhyArch         = "unknown architecture"
 )
 
@@ -51,6 +52,11 @@ func Decode(arch string, code []byte, start uint64, noReturn func(target uint64)
 	}
 	if len(code) == 0 {
 		g.Conservative, g.Why = true, WhyEmpty
+		return g
+	}
+	if g.End <= start {
+		// No function does; the addresses of its blocks would not be in order.
+		g.Conservative, g.Why = true, WhyWraps
 		return g
 	}
 	s := scratchPool.Get().(*scratch)

@@ -359,8 +359,13 @@ func TestDecodeDegenerate(t *testing.T) {
 		{"amd64", nil, WhyEmpty},
 		{"arm64", []byte{}, WhyEmpty},
 		{"riscv64", []byte{0x13, 0, 0, 0}, WhyArch},
+		{"amd64", []byte{0xc3}, WhyWraps},
 	} {
-		g := Decode(tc.arch, tc.code, base, nil)
+		start := uint64(base)
+		if tc.why == WhyWraps {
+			start = 1<<64 - 1
+		}
+		g := Decode(tc.arch, tc.code, start, nil)
 		if !g.Conservative || g.Why != tc.why || len(g.Blocks) != 0 {
 			t.Errorf("%s %x: %s", tc.arch, tc.code, dump(g))
 		}

@@ -175,7 +175,7 @@ func decodeNamed(t *testing.T, img *elfImage, name string) *CFG {
 
 // buildGo builds a one-file Go program for goarch in a temporary
 // directory and returns the executable's path.
-func buildGo(t *testing.T, goarch, src string) string {
+func buildGo(t testing.TB, goarch, src string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {

@@ -12,6 +12,14 @@ func stepAMD64(code []byte, pc uint64) insn {
 	if n := vzero(code); n > 0 {
 		return insn{n: n}
 	}
+	if in, ok := fastAMD64(code, pc); ok {
+		return in
+	}
+	return slowAMD64(code, pc)
+}
+
+// slowAMD64 classifies the instruction through x86asm.
+func slowAMD64(code []byte, pc uint64) insn {
 	inst, ok := decodeX86(code)
 	if !ok {
 		// One byte on: a linear sweep through data finds its way back to

@@ -41,8 +41,7 @@ const (
 // predecessors.
 //
 // The CFG is always returned, with the blocks that could be built even
-// when it is Conservative. Decode may run on several goroutines, but see
-// stepARM64 about the arm64 decoder's shared state.
+// when it is Conservative. Decode may run on several goroutines at once.
 func Decode(arch string, code []byte, start uint64, noReturn func(target uint64) bool) *CFG {
 	g := &CFG{Start: start, End: start + uint64(len(code))}
 	step := stepFor(arch)

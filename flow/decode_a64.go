@@ -2,6 +2,7 @@ package flow
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"golang.org/x/arch/arm64/arm64asm"
 )
@@ -14,10 +15,6 @@ import (
 // pointer-authenticating ones (retaa, braaz, blraa...) that
 // distributions' arm64 code uses. arm64asm says whether the other words
 // of the branch group are instructions at all.
-//
-// arm64asm.Decode writes a package-level coverage table on every call, so
-// decoding arm64 from several goroutines at once is a data race the race
-// detector reports, harmless as it is (a bool set to true).
 func stepARM64(code []byte, pc uint64) insn {
 	if len(code) < 4 {
 		return insn{n: len(code), kind: kBad, pad: allZero(code)}
@@ -80,7 +77,14 @@ func stepARM64(code []byte, pc uint64) insn {
 	return in
 }
 
+// arm64asm.Decode writes a package-level coverage table on every call:
+// Decode on several goroutines would race there. The words that come
+// here are few (svc, a reserved encoding), so a lock costs nothing.
+var arm64asmMu sync.Mutex
+
 func decodeARM64(code []byte) (ok bool) {
+	arm64asmMu.Lock()
+	defer arm64asmMu.Unlock()
 	defer func() {
 		// As for x86asm: a decoder bug must not take the profiler down.
 		if recover() != nil {

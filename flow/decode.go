@@ -35,13 +35,22 @@ const (
 // address is outside the function, so a compiler put it there knowing
 // the callee never comes back (a static noreturn function, say).
 //
+// A block ending in a conditional branch has the target as Succs[0] and
+// the fallthrough as Succs[1], or one successor when both are the same
+// block. A direct jump or a conditional branch out of the function's
+// bounds makes its block an Exit; so does an indirect jump, which may be
+// a tail call as well as a jump table.
+//
 // Padding that no branch reaches after an instruction that does not fall
 // through (int3, nop, ud2, hlt, zero bytes; nop, udf, brk on arm64) is in
-// no block. Other code that nothing reaches stays as blocks without
-// predecessors.
+// no block. Other code that no path from the entry reaches stays as
+// blocks marked Unreached, and what they hold (data, say) makes no
+// function conservative.
 //
 // The CFG is always returned, with the blocks that could be built even
-// when it is Conservative. Decode may run on several goroutines at once.
+// when it is Conservative. Decode allocates the CFG, its blocks and one
+// array each for the successors and the call sites; its scratch is
+// pooled. It may run on several goroutines at once.
 func Decode(arch string, code []byte, start uint64, noReturn func(target uint64) bool) *CFG {
 	g := &CFG{Start: start, End: start + uint64(len(code))}
 	step := stepFor(arch)
@@ -97,6 +106,7 @@ type insn struct {
 
 type kind uint8
 
+// The order matters: ends and fallsThrough compare kinds.
 const (
 	kPlain   kind = iota
 	kCall         // direct call
@@ -122,7 +132,6 @@ type event struct {
 	n      int
 	target uint64
 	kind   kind
-	pad    bool
 	bad    bool // a direct branch whose target is no block start
 }
 
@@ -240,7 +249,7 @@ func (s *scratch) sweep(code []byte, start uint64, step func([]byte, uint64) ins
 			}
 		}
 		if in.kind != kPlain {
-			s.events = append(s.events, event{off: off, n: in.n, target: in.target, kind: in.kind, pad: in.pad})
+			s.events = append(s.events, event{off: off, n: in.n, target: in.target, kind: in.kind})
 		}
 		if !in.pad {
 			s.last = -1

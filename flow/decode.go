@@ -185,7 +185,7 @@ func (s *scratch) reset(n int) {
 // release gives the scratch back unless one huge function made it too
 // big to be worth keeping.
 func (s *scratch) release() {
-	if cap(s.starts) > 1<<14 || cap(s.events) > 1<<16 {
+	if cap(s.starts) > 1<<14 || max(cap(s.events), cap(s.segs), cap(s.pads), cap(s.stack)) > 1<<16 {
 		return
 	}
 	scratchPool.Put(s)

@@ -22,6 +22,11 @@ type Block struct {
 	// Exit: the function may leave from this block (a return, a tail
 	// call, a call that does not return).
 	Exit bool
+	// Unreached: no path of Succs from the entry leads here. Decode keeps
+	// such blocks (code only an indirect jump reaches, or data a linear
+	// sweep read as code) but draws no conclusion from them: relations
+	// between blocks hold among the reached ones.
+	Unreached bool
 }
 
 // CallSite is one call instruction.

@@ -32,6 +32,8 @@ var evalWorkloads = []evalWorkload{
 		[]string{"latencySiteA", "latencySiteB", "latencyLeaf", "latencyOutside"}},
 	{"recursive", []string{"-depth", "40", "-size", "20000", "-width", "4", "-branch", "3", "-levels", "2", "-rounds", "800"},
 		[]string{"recursiveDeep", "recursiveBottom", "recursiveWide", "wideLeaf0", "wideLeaf1", "wideLeaf2", "wideLeaf3"}},
+	{"stages", []string{"-size", "1000", "-calls", "200", "-rounds", "60"},
+		[]string{"stageRun", "stageParse", "stageTransform", "stageEmit"}},
 }
 
 // callsPeriodFor is N of the calls-trigger run: the first prime at or
@@ -73,6 +75,9 @@ type EvalResult struct {
 		Density        float64 `json:"density"`
 		DensityLatency float64 `json:"density_latency"`
 		CallsTrigger   float64 `json:"calls_trigger"`
+		// Flow is the samples' weights under control-flow correction
+		// (FDOM, lee2007): no call counter read.
+		Flow float64 `json:"flow"`
 	} `json:"overlap"`
 	AlphaSweep []SweepPoint     `json:"alpha_sweep"`
 	LatencyNS  map[string]int64 `json:"latency_ns"`
@@ -172,6 +177,7 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 		return correct.Overlap(edgeWeights(timed, p, counted), exactEdges)
 	}
 	res.Overlap.Samples = ov(correct.Params{})
+	res.Overlap.Flow = correct.Overlap(flowEdgeWeights(timed, correct.Params{}, counted), exactEdges)
 	res.Overlap.Density = ov(correct.Params{Density: true})
 	res.Overlap.DensityLatency = ov(correct.Params{Density: true, Latency: true, Alpha: alpha})
 	for _, a := range sweep {
@@ -193,7 +199,35 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 // counts for the call of the innermost counted function on its stack, the
 // edge from that function's caller to it.
 func edgeWeights(rec *Recording, p correct.Params, counted map[string]bool) map[correct.Edge]float64 {
+	perNode, _ := rec.b.weights.log.Reweight(p, nil)
+	return projectEdges(rec.b.tree, perNode, counted)
+}
+
+// flowEdgeWeights is edgeWeights under control-flow correction: every
+// node's weight times its factor, and the edges FDOM predicts where no
+// sample fell.
+func flowEdgeWeights(rec *Recording, p correct.Params, counted map[string]bool) map[correct.Edge]float64 {
 	t := rec.b.tree
+	perNode, _ := rec.b.weights.log.Reweight(p, nil)
+	x := newFlowFixer()
+	defer x.close()
+	factor, predicted := x.factors(t, perNode)
+	for i := range perNode {
+		if i < len(factor) {
+			perNode[i] *= factor[i]
+		}
+	}
+	out := projectEdges(t, perNode, counted)
+	for _, e := range predicted {
+		if counted[e.callee] {
+			out[correct.Edge{Caller: t.Func(t.Node(e.parent).Func).Name, Callee: e.callee}] += e.weight
+		}
+	}
+	return out
+}
+
+// projectEdges is edgeWeights of per-node weights perNode.
+func projectEdges(t *cct.Tree, perNode []float64, counted map[string]bool) map[correct.Edge]float64 {
 	edgeOf := make([]int32, t.Len())
 	var edges []correct.Edge
 	index := map[correct.Edge]int32{}
@@ -217,7 +251,6 @@ func edgeWeights(rec *Recording, p correct.Params, counted map[string]bool) map[
 		}
 		edgeOf[id] = i
 	}
-	perNode, _ := rec.b.weights.log.Reweight(p, nil)
 	out := map[correct.Edge]float64{}
 	for node, w := range perNode {
 		if w != 0 && node < len(edgeOf) && edgeOf[node] >= 0 {

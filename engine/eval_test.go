@@ -12,11 +12,12 @@ import (
 // TestEval runs `cctop eval` as a user would and checks the acceptance
 // figures: on the density workload the density-corrected edge overlap with
 // the exact run is at least 95% and at least 10 points above raw samples;
-// on no workload does density+latency fall more than a point below raw; the
-// exact runs agree with the workloads' own counts.
+// on no workload does density+latency fall more than a point below raw, nor
+// control-flow correction half a point; on the stages workload flow gains
+// 10 points or more; the exact runs agree with the workloads' own counts.
 func TestEval(t *testing.T) {
 	if testing.Short() {
-		t.Skip("samples three workloads three times each (about a minute)")
+		t.Skip("samples four workloads three times each (about a minute)")
 	}
 	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
@@ -37,6 +38,7 @@ func TestEval(t *testing.T) {
 				Density        float64 `json:"density"`
 				DensityLatency float64 `json:"density_latency"`
 				CallsTrigger   float64 `json:"calls_trigger"`
+				Flow           float64 `json:"flow"`
 			}
 			AlphaSweep  []struct{ Alpha, Overlap float64 } `json:"alpha_sweep"`
 			LatencyNS   map[string]float64                 `json:"latency_ns"`
@@ -67,11 +69,19 @@ func TestEval(t *testing.T) {
 		if len(w.AlphaSweep) == 0 || len(w.LatencyNS) != 4 {
 			t.Errorf("%s: alpha sweep %v, latency %v", w.Name, w.AlphaSweep, w.LatencyNS)
 		}
+		// Control-flow correction only ever moves weight between call
+		// sites FDOM relates: it must not lose to raw samples (issue 16).
+		if o.Flow < o.Samples-0.5 {
+			t.Errorf("%s: flow %.1f%% is below raw %.1f%%", w.Name, o.Flow, o.Samples)
+		}
+		if w.Name == "stages" && o.Flow < o.Samples+10 {
+			t.Errorf("stages: flow %.1f%%, raw %.1f%%: want >= raw + 10 (one block calls all three stages)", o.Flow, o.Samples)
+		}
 		if w.Name == "density" && (o.Density < 95 || o.Density < o.Samples+10) {
 			t.Errorf("density: corrected overlap %.1f%%, raw %.1f%%: want >= 95%% and >= raw + 10", o.Density, o.Samples)
 		}
 	}
-	for _, n := range []string{"density", "latency", "recursive"} {
+	for _, n := range []string{"density", "latency", "recursive", "stages"} {
 		if !names[n] {
 			t.Errorf("no %s workload in the results", n)
 		}

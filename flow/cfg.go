@@ -36,3 +36,25 @@ type CallSite struct {
 	Target uint64 // the direct target, 0 for an indirect call
 	Block  int    // index of the block that holds it
 }
+
+// reached sets seen[i] (seen has a place per block, all false) for every
+// block a path of Succs from the entry leads to. stack is scratch space,
+// returned for reuse.
+func reached(g *CFG, seen []bool, stack []int) []int {
+	if len(g.Blocks) == 0 {
+		return stack
+	}
+	seen[0] = true
+	stack = append(stack[:0], 0)
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, n := range g.Blocks[b].Succs {
+			if !seen[n] {
+				seen[n] = true
+				stack = append(stack, n)
+			}
+		}
+	}
+	return stack
+}

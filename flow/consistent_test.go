@@ -57,9 +57,10 @@ func consistent(g *CFG, arch string, code []byte) error {
 	}
 	// Unreached is what the successors say, and a CFG callers may draw
 	// relations from leaves no reached block without a way on.
-	reached := reachable(g)
+	reach := make([]bool, len(g.Blocks))
+	reached(g, reach, nil)
 	for i, b := range g.Blocks {
-		if b.Unreached == reached[i] {
+		if b.Unreached == reach[i] {
 			return fmt.Errorf("block %d: Unreached %v", i, b.Unreached)
 		}
 		if !g.Conservative && !b.Unreached && !b.Exit && len(b.Succs) == 0 {
@@ -69,20 +70,3 @@ func consistent(g *CFG, arch string, code []byte) error {
 	return nil
 }
 
-// reachable is which blocks a path from the entry leads to.
-func reachable(g *CFG) []bool {
-	seen := make([]bool, len(g.Blocks))
-	stack := []int{0}
-	seen[0] = true
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, s := range g.Blocks[i].Succs {
-			if !seen[s] {
-				seen[s] = true
-				stack = append(stack, s)
-			}
-		}
-	}
-	return seen
-}

@@ -158,7 +158,8 @@ type scratch struct {
 	events []event
 	pads   []span
 	segs   []seg
-	stack  []int // blocks to visit, finding the reached ones
+	stack  []int  // blocks to visit, finding the reached ones
+	seen   []bool // the reached blocks
 	n      int
 	why    string
 	whyOff int
@@ -422,20 +423,10 @@ func (s *scratch) build(g *CFG, start uint64) {
 // linear sweep that lost its way there either found the next branch
 // target as an instruction start or stopped at it as WhyMidInsn.
 func (s *scratch) reach(g *CFG) {
-	for i := range g.Blocks {
-		g.Blocks[i].Unreached = true
-	}
-	g.Blocks[0].Unreached = false
-	s.stack = append(s.stack[:0], 0)
-	for len(s.stack) > 0 {
-		b := s.stack[len(s.stack)-1]
-		s.stack = s.stack[:len(s.stack)-1]
-		for _, n := range g.Blocks[b].Succs {
-			if g.Blocks[n].Unreached {
-				g.Blocks[n].Unreached = false
-				s.stack = append(s.stack, n)
-			}
-		}
+	s.seen = append(s.seen[:0], make([]bool, len(g.Blocks))...)
+	s.stack = reached(g, s.seen, s.stack)
+	for i, ok := range s.seen {
+		g.Blocks[i].Unreached = !ok
 	}
 	for _, sg := range s.segs {
 		if sg.block < 0 || g.Blocks[sg.block].Unreached {

@@ -129,18 +129,7 @@ func newFDOM(g *CFG, prefix bool) *FDOM {
 	}
 
 	reach := make([]bool, n)
-	reach[0] = true
-	vs := []int{0}
-	for len(vs) > 0 {
-		v := vs[len(vs)-1]
-		vs = vs[:len(vs)-1]
-		for _, s := range g.Blocks[v].Succs {
-			if !reach[s] {
-				reach[s] = true
-				vs = append(vs, s)
-			}
-		}
-	}
+	reached(g, reach, nil)
 	// Unreachable blocks keep no edges, so that neither tree nor cycle
 	// test can see them.
 	edges := 0

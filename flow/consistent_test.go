@@ -69,4 +69,3 @@ func consistent(g *CFG, arch string, code []byte) error {
 	}
 	return nil
 }
-

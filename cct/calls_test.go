@@ -54,3 +54,51 @@ func TestCallsColumns(t *testing.T) {
 		t.Errorf("thread selfs after ClearCalls: %+v", th)
 	}
 }
+
+// TestFlowColumn: control-flow-corrected calls travel as calls_flow/count
+// after the other call columns, a context that holds only them (an edge
+// predicted where no sample fell) included, and ClearCalls clears them.
+func TestFlowColumn(t *testing.T) {
+	tr := New()
+	run := tr.Intern(Func{Name: "run"})
+	hot := tr.Intern(Func{Name: "hot"})
+	cold := tr.Intern(Func{Name: "cold"})
+	nh := tr.Add([]Frame{{Func: hot, Addr: 1}, {Func: run, Addr: 0x10}}, 7, Metrics{Samples: 30, Time: 30e6})
+	tr.AddSelf(nh, 7, Metrics{CallsFlow: 15})
+	np := tr.Add([]Frame{{Func: cold}, {Func: run, Addr: 0x20}}, 7, Metrics{CallsFlow: 15})
+	m := Meta{Flow: true}
+	var types []string
+	for _, st := range tr.Profile(m).SampleType {
+		types = append(types, st.Type+"/"+st.Unit)
+	}
+	if len(types) != 3 || types[2] != "calls_flow/count" {
+		t.Fatalf("sample types %v", types)
+	}
+	var buf bytes.Buffer
+	if err := tr.WriteProfile(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	back, meta, err := ReadProfile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Flow || meta.Calls {
+		t.Errorf("meta flow %v calls %v", meta.Flow, meta.Calls)
+	}
+	for name, want := range map[string]Metrics{"hot": {Samples: 30, Time: 30e6, CallsFlow: 15}, "cold": {CallsFlow: 15}} {
+		id, ok := back.Find("run", name)
+		if !ok {
+			t.Fatalf("run;%s lost", name)
+		}
+		if got := back.Node(id).Self; got != want {
+			t.Errorf("run;%s self %+v, want %+v", name, got, want)
+		}
+	}
+	if n := tr.Node(np); n.CallSite != 0x20 {
+		t.Errorf("the predicted edge's call site %#x, want 0x20", n.CallSite)
+	}
+	tr.ClearCalls()
+	if got := tr.Total(); got.CallsFlow != 0 || got.Samples != 30 {
+		t.Errorf("after ClearCalls: %+v", got)
+	}
+}

@@ -14,6 +14,7 @@ func samplesField(m *Metrics) *int64 { return &m.Samples }
 func timeField(m *Metrics) *int64    { return &m.Time }
 func callsField(m *Metrics) *int64   { return &m.Calls }
 func adjField(m *Metrics) *int64     { return &m.CallsAdj }
+func flowField(m *Metrics) *int64    { return &m.CallsFlow }
 
 // exportColumns is the design's column order: samples/count first, then the trigger's
 // metric (cpu/nanoseconds or cycles/count).
@@ -24,6 +25,9 @@ func exportColumns(m Meta) []column {
 	}
 	if m.Calls {
 		cols = append(cols, column{"calls", "count", callsField}, column{"calls_adjusted", "count", adjField})
+	}
+	if m.Flow {
+		cols = append(cols, column{"calls_flow", "count", flowField})
 	}
 	return cols
 }
@@ -92,6 +96,8 @@ func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *pr
 			cols = append(cols, boundColumn{i, callsField})
 		case vt.Type == "calls_adjusted" && vt.Unit == "count":
 			cols = append(cols, boundColumn{i, adjField})
+		case vt.Type == "calls_flow" && vt.Unit == "count":
+			cols = append(cols, boundColumn{i, flowField})
 		}
 	}
 	return cols, timeType

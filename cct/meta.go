@@ -20,6 +20,9 @@ type Meta struct {
 	// Calls says the tree carries call estimates: the profile then has the
 	// calls/count and calls_adjusted/count columns.
 	Calls bool
+	// Flow says the tree carries control-flow-corrected call weights: the
+	// calls_flow/count column.
+	Flow bool
 }
 
 // withDefaults fills what a file needs: a clock profile unless said otherwise.

@@ -10,6 +10,9 @@ type Metrics struct {
 	// derived from the sample log and set with AddSelf, not by Add.
 	Calls    int64
 	CallsAdj int64
+	// CallsFlow is the calls of the call edge into this context under
+	// control-flow correction (design §4b, package flow), set with AddSelf.
+	CallsFlow int64
 }
 
 // Add adds o to m.
@@ -18,6 +21,7 @@ func (m *Metrics) Add(o Metrics) {
 	m.Time += o.Time
 	m.Calls += o.Calls
 	m.CallsAdj += o.CallsAdj
+	m.CallsFlow += o.CallsFlow
 }
 
 // IsZero reports whether every value of m is zero.

@@ -96,8 +96,11 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 		meta.PeriodType = p.PeriodType.Type
 	}
 	for _, vt := range p.SampleType {
-		if vt.Type == "calls" || vt.Type == "calls_adjusted" {
+		switch vt.Type {
+		case "calls", "calls_adjusted":
 			meta.Calls = true
+		case "calls_flow":
+			meta.Flow = true
 		}
 	}
 

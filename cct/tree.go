@@ -158,15 +158,17 @@ func (t *Tree) child(parent NodeID, fn FuncID, callSite uint64, line int, inline
 // samples already in the tree.
 func (t *Tree) AddSelf(id NodeID, tid uint32, m Metrics) { t.addSelf(id, tid, m) }
 
-// ClearCalls zeroes the call estimates everywhere, before they are set again
-// under new weights.
+// ClearCalls zeroes the call estimates everywhere (the flow-corrected ones
+// too, which derive from them), before they are set again under new weights.
 func (t *Tree) ClearCalls() {
 	for i := range t.nodes {
 		n := &t.nodes[i]
 		n.Self.Calls, n.Self.CallsAdj, n.Total.Calls, n.Total.CallsAdj = 0, 0, 0, 0
+		n.Self.CallsFlow, n.Total.CallsFlow = 0, 0
 	}
 	for i := range t.threads {
-		t.threads[i].m.Calls, t.threads[i].m.CallsAdj = 0, 0
+		m := &t.threads[i].m
+		m.Calls, m.CallsAdj, m.CallsFlow = 0, 0, 0
 	}
 }
 

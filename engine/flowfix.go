@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -47,6 +49,21 @@ type flowStats struct {
 	Contexts     int            // calling contexts corrected
 	Predicted    int            // edges predicted where no sample fell
 	Decode       time.Duration  // time spent reading and decoding code
+}
+
+// String is the summary's line: what was decoded, what could not be
+// followed and why, what was corrected.
+func (s flowStats) String() string {
+	var why []string
+	for w, n := range s.Conservative {
+		why = append(why, fmt.Sprintf("%d %s", n, w))
+	}
+	sort.Strings(why)
+	out := fmt.Sprintf("%d functions decoded in %s", s.Funcs, s.Decode.Round(time.Millisecond))
+	if len(why) > 0 {
+		out += " (left as sampled: " + strings.Join(why, ", ") + ")"
+	}
+	return out + fmt.Sprintf("; %d calling contexts corrected, %d edges predicted (calls_flow/count)", s.Contexts, s.Predicted)
 }
 
 func newFlowFixer() *flowFixer {
@@ -116,6 +133,7 @@ func (f *flowFunc) site(pc uint64) int {
 // predictedEdge is a call FDOM says ran although no sample fell under it.
 type predictedEdge struct {
 	parent cct.NodeID // the calling context
+	site   uint64     // the call instruction, in the caller's module
 	callee string     // the direct target's name
 	module string
 	weight float64 // in the weights' unit
@@ -222,7 +240,7 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 			if name == "" {
 				continue
 			}
-			predicted = append(predicted, predictedEdge{parent: nid, callee: name, module: fn.Module, weight: e.Weight})
+			predicted = append(predicted, predictedEdge{parent: nid, site: e.Addr, callee: name, module: fn.Module, weight: e.Weight})
 			x.stats.Predicted++
 		}
 	}
@@ -232,4 +250,54 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 func clearMap(m map[int]int) map[int]int {
 	clear(m)
 	return m
+}
+
+// applyFlow sets the tree's calls_flow: every context's calls (the density
+// weights when calls were counted, else its samples) times its factor, per
+// thread, and a context for every predicted edge. It reports what the
+// correction could use.
+func (b *builder) applyFlow() flowStats {
+	t := b.tree
+	useCalls := t.Total().Calls > 0
+	base := func(m cct.Metrics) float64 {
+		if useCalls {
+			return float64(m.Calls)
+		}
+		return float64(m.Samples)
+	}
+	n := t.Len()
+	self := make([]float64, n)
+	for i := range self {
+		self[i] = base(t.Node(cct.NodeID(i)).Self)
+	}
+	x := newFlowFixer()
+	defer x.close()
+	factor, predicted := x.factors(t, self)
+	for i := 1; i < n; i++ {
+		id := cct.NodeID(i)
+		for _, th := range t.Threads(id) {
+			if v := math.Round(base(th.Self) * factor[i]); v > 0 {
+				t.AddSelf(id, th.TID, cct.Metrics{CallsFlow: int64(v)})
+			}
+		}
+	}
+	for _, e := range predicted {
+		w := math.Round(e.weight)
+		if w <= 0 {
+			continue
+		}
+		stack := t.Stack(e.parent)
+		if len(stack) == 0 {
+			continue
+		}
+		// The caller's frame calls from the predicted site.
+		stack[0].Addr = e.site
+		var tid uint32
+		if th := t.Threads(e.parent); len(th) > 0 {
+			tid = th[0].TID
+		}
+		leaf := cct.Frame{Func: b.intern(symbol.Frame{Func: e.callee, Module: e.module})}
+		t.Add(append([]cct.Frame{leaf}, stack...), tid, cct.Metrics{CallsFlow: int64(w)})
+	}
+	return x.stats
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"io"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,11 +22,11 @@ func TestFlowStages(t *testing.T) {
 	cfg, plan := clockPlan(t, true, cctopBin, "workload", "stages", "-loop")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	rec, err := Record(ctx, cfg, plan, nil)
+	rec, err := Record(ctx, cfg, plan, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rec.Close(nil)
+	defer rec.Close(io.Discard)
 	tr := rec.Tree()
 	self := make([]float64, tr.Len())
 	for i := range self {
@@ -55,5 +57,33 @@ func TestFlowStages(t *testing.T) {
 	}
 	if x.stats.Contexts == 0 {
 		t.Error("no context corrected")
+	}
+
+	// The recording's profile carries the same correction as
+	// calls_flow/count, readable back.
+	path := filepath.Join(t.TempDir(), "s.pb.gz")
+	if err := rec.WriteProfile(path, "pprof"); err != nil {
+		t.Fatal(err)
+	}
+	back, meta, err := readTree(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Flow {
+		t.Fatal("no calls_flow/count column")
+	}
+	fromFile := map[correct.Edge]float64{}
+	for i := 0; i < back.Len(); i++ {
+		n := back.Node(cct.NodeID(i))
+		if n.Parent == cct.NoNode || n.Parent == 0 {
+			continue
+		}
+		e := correct.Edge{Caller: back.Func(back.Node(n.Parent).Func).Name, Callee: back.Func(n.Func).Name}
+		if exact[e] > 0 {
+			fromFile[e] += float64(n.Self.CallsFlow)
+		}
+	}
+	if ov := correct.Overlap(fromFile, exact); ov < 95 {
+		t.Errorf("calls_flow/count of stageRun's edges in the file %v: overlap %.1f%%, want >= 95%%", fromFile, ov)
 	}
 }

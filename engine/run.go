@@ -101,6 +101,7 @@ type Recording struct {
 	start   time.Time
 	elapsed time.Duration
 	notes   []string
+	flow    *flowStats // what control-flow correction could use; nil: not applied
 }
 
 // recordTarget samples cfg's target until it exits or ctx ends, and builds
@@ -136,6 +137,8 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 	if b.weights != nil {
 		b.weights.apply(b.tree, plan.params.Alpha)
 	}
+	fs := b.applyFlow()
+	rec.flow = &fs
 	return rec, nil
 }
 
@@ -146,6 +149,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		TimeNanos: rec.start.UnixNano(), DurationNanos: rec.elapsed.Nanoseconds(),
 		Threads: threadNames(rec.sess),
 		Calls:   plan.hasCalls(),
+		Flow:    rec.flow != nil,
 	}
 	switch {
 	case cfg.Leader.UprobePath != "" || cfg.Leader == dummyEvent:
@@ -191,7 +195,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		fmt.Sprintf("alpha=%g", plan.params.Alpha),
 		"counters="+plan.describe(),
 		"counter_brief="+counterBrief(plan, rec.arm),
-		"calls/count=density weight; calls_adjusted/count=density and latency weight",
+		"calls/count=density weight; calls_adjusted/count=density and latency weight; calls_flow/count=control-flow corrected (FDOM)",
 		fmt.Sprintf("kernel_frames=%v", rec.sess.KernelFrames()))
 	return m
 }
@@ -237,6 +241,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 		if c := rec.plan.unwind.copied(b.stackBytes, b.samples); c != "" {
 			fmt.Fprintf(w, "cctop: %s\n", c)
 		}
+	}
+	if f := rec.flow; f != nil && f.Funcs > 0 {
+		fmt.Fprintf(w, "cctop: control flow: %s\n", f)
 	}
 	for _, l := range b.bounds() {
 		fmt.Fprintf(w, "cctop: %s\n", l)

@@ -292,12 +292,24 @@ func (b *builder) applyFlow() flowStats {
 		}
 		// The caller's frame calls from the predicted site.
 		stack[0].Addr = e.site
-		var tid uint32
-		if th := t.Threads(e.parent); len(th) > 0 {
-			tid = th[0].TID
-		}
 		leaf := cct.Frame{Func: b.intern(symbol.Frame{Func: e.callee, Module: e.module})}
-		t.Add(append([]cct.Frame{leaf}, stack...), tid, cct.Metrics{CallsFlow: int64(w)})
+		t.Add(append([]cct.Frame{leaf}, stack...), sampledThread(t, e.parent), cct.Metrics{CallsFlow: int64(w)})
 	}
 	return x.stats
+}
+
+// sampledThread is a thread with samples at or under id, the first found
+// breadth first: a predicted edge is labelled with a thread that ran its
+// caller there.
+func sampledThread(t *cct.Tree, id cct.NodeID) uint32 {
+	queue := []cct.NodeID{id}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if th := t.Threads(n); len(th) > 0 {
+			return th[0].TID
+		}
+		queue = append(queue, t.Children(n)...)
+	}
+	return 0
 }

@@ -70,7 +70,8 @@ func (s *Session) dropEvents() {
 		go old.closeEvents()
 	}
 	s.ids, s.fdID, s.retired, s.retiring = map[uint64]EventRef{}, map[int]uint64{}, nil, nil
-	s.leaders, s.root, s.heirs = map[int]bool{}, map[int]int{}, map[int]int{}
+	s.leaders, s.root, s.heirs, s.rootEnded = map[int]bool{}, map[int]int{}, map[int]int{}, map[int]bool{}
+	s.rootsRetired, s.rootsRetiring, s.unheired, s.unheiring = nil, nil, nil, nil
 }
 
 // reopen opens the configuration in force on every live thread.

@@ -81,6 +81,11 @@ type Session struct {
 	// closing them would end the sampling of every task that inherited them.
 	root  map[int]int
 	heirs map[int]int
+	// Tasks that ended, kept in root until the drain after next, and the
+	// roots whose events no task uses, closed then (see releaseEvents).
+	rootEnded                   map[int]bool
+	rootsRetired, rootsRetiring []int
+	unheired, unheiring         []int
 
 	stats struct {
 		samples, lost, throttled, corrupt, threadsNew atomic.Uint64
@@ -140,7 +145,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 		cfg: cfg, cpus: cpus, k: k, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, ringOwners: map[int]bool{}, tidFDs: map[int][]int{},
 		ids: map[uint64]EventRef{}, fdID: map[int]uint64{}, threads: newThreadTable(), procs: map[int]bool{},
-		root: map[int]int{}, heirs: map[int]int{}, leaders: map[int]bool{},
+		root: map[int]int{}, heirs: map[int]int{}, rootEnded: map[int]bool{}, leaders: map[int]bool{},
 		early: map[int]bool{}, earlier: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly

@@ -130,20 +130,44 @@ func (s *Session) endTask(tid int) {
 		s.closeThread(tid)
 		return
 	}
-	if _, ok := s.root[tid]; ok {
+	if _, ok := s.root[tid]; ok && !s.rootEnded[tid] {
 		s.releaseEvents(tid)
-		delete(s.root, tid)
+		// A FORK by this task may be read after its EXIT (written on
+		// another CPU, whose ring was read later): until the drain after
+		// next, the child still finds whose events it inherited.
+		s.rootEnded[tid] = true
+		s.rootsRetired = append(s.rootsRetired, tid)
 	}
 }
 
-// releaseEvents ends tid's use of the events it is sampled by, and closes
-// them when no other live task uses them.
+// releaseEvents ends tid's use of the events it is sampled by. When no
+// other live task uses them they are closed, at the drain after next: a
+// task they sample may have been created before this exit, with its FORK
+// record still unread, and closing them now would end its sampling.
 func (s *Session) releaseEvents(tid int) {
 	r := s.root[tid]
 	if s.heirs[r]--; s.heirs[r] <= 0 {
-		delete(s.heirs, r)
-		s.closeThread(r)
+		s.unheired = append(s.unheired, r)
 	}
+}
+
+// closeUnheired closes the events released before the previous drain that
+// no task has inherited since, and forgets the tasks that ended then.
+func (s *Session) closeUnheired() {
+	for _, r := range s.unheiring {
+		if s.heirs[r] <= 0 {
+			delete(s.heirs, r)
+			s.closeThread(r)
+		}
+	}
+	s.unheiring, s.unheired = s.unheired, s.unheiring[:0]
+	for _, tid := range s.rootsRetiring {
+		if s.rootEnded[tid] {
+			delete(s.root, tid)
+			delete(s.rootEnded, tid)
+		}
+	}
+	s.rootsRetiring, s.rootsRetired = s.rootsRetired, s.rootsRetiring[:0]
 }
 
 // useOwnEvents records that tid is sampled by events opened on it directly
@@ -152,16 +176,18 @@ func (s *Session) useOwnEvents(tid int) {
 	if s.cfg.Follow {
 		return
 	}
-	if _, ok := s.root[tid]; !ok {
+	if _, ok := s.root[tid]; !ok || s.rootEnded[tid] {
+		// A new task under the number of one that ended.
+		delete(s.rootEnded, tid)
 		s.root[tid] = tid
 		s.heirs[tid]++
 	}
 }
 
-// rooted reports whether tid is sampled by inherited events.
+// rooted reports whether tid, a live task, is sampled by inherited events.
 func (s *Session) rooted(tid int) bool {
 	_, ok := s.root[tid]
-	return ok
+	return ok && !s.rootEnded[tid]
 }
 
 // forgetRetired forgets the IDs of events closed before the previous drain:
@@ -172,6 +198,7 @@ func (s *Session) forgetRetired() {
 		s.decoder.forget(id)
 	}
 	s.retiring, s.retired = s.retired, s.retiring[:0]
+	s.closeUnheired()
 	s.forgetEnded()
 	clear(s.earlier)
 	s.earlier, s.early = s.early, s.earlier
@@ -200,7 +227,7 @@ func (s *Session) reconcile() {
 		}
 	}
 	for tid := range s.root {
-		if gone(tid) {
+		if gone(tid) && !s.rootEnded[tid] {
 			s.endTask(tid)
 		}
 	}

@@ -16,7 +16,7 @@ const fakePID = 1 << 22
 func tableSession() *Session {
 	s := &Session{
 		pid: fakePID, procs: map[int]bool{fakePID: true}, threads: newThreadTable(),
-		ids: map[uint64]EventRef{}, root: map[int]int{}, heirs: map[int]int{},
+		ids: map[uint64]EventRef{}, root: map[int]int{}, heirs: map[int]int{}, rootEnded: map[int]bool{},
 		early: map[int]bool{}, earlier: map[int]bool{},
 	}
 	s.born(fakePID, fakePID)
@@ -117,5 +117,40 @@ func TestThreadTableForget(t *testing.T) {
 	}
 	if !s.procs[int(p(4))] || s.threads.liveIn[int(p(4))] != 1 {
 		t.Errorf("process %d, reborn under the PID of an ended one, was forgotten", p(4))
+	}
+}
+
+// TestLateForkKeepsEvents: with inherited events, a thread's EXIT read
+// before the FORK of the thread it created just before (another CPU's ring
+// read first) must not close the events the child inherited: they close
+// once no task uses them at the drain after next, and a task that ended
+// stays known as a root until then.
+func TestLateForkKeepsEvents(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		s := tableSession()
+		relay, worker := fakePID+1, fakePID+2
+		s.born(fakePID, relay)
+		s.useOwnEvents(fakePID)
+		s.useOwnEvents(relay)
+		exit := Record{Kind: KindExit, PID: fakePID, TID: uint32(relay)}
+		fork := Record{Kind: KindFork, PID: fakePID, TID: uint32(worker), PPID: fakePID, PTID: uint32(relay)}
+		if late {
+			s.drainOf(exit)
+			s.drainOf(fork)
+		} else {
+			s.drainOf(exit)
+		}
+		s.drainOf()
+		s.drainOf()
+		_, open := s.heirs[relay]
+		if late && (!open || s.root[worker] != relay) {
+			t.Errorf("late FORK: the relay's events closed (heirs %v), worker's root %d", s.heirs, s.root[worker])
+		}
+		if !late && open {
+			t.Errorf("no FORK: the relay's events still open (heirs %v)", s.heirs)
+		}
+		if _, ok := s.root[relay]; ok {
+			t.Errorf("late %v: the ended relay still a root after two drains", late)
+		}
 	}
 }

@@ -70,14 +70,7 @@ func TestEngineDirect(t *testing.T) {
 	})
 
 	t.Run("record", func(t *testing.T) {
-		cfg, plan := clockPlan(t, true, cctopBin, "workload", "density", "-loop")
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		rec, err := Record(ctx, cfg, plan, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rec.Close(io.Discard)
+		rec := recordFor(t, 2*time.Second, cctopBin, "workload", "density", "-loop")
 		if c := callersOf(rec.Tree(), leaf); !c["workload.densityPhaseC"] || !c["workload.densityPhaseD"] {
 			t.Errorf("%s's callers with samples: %v", leaf, c)
 		}
@@ -112,6 +105,21 @@ func clockPlan(t *testing.T, userOnly bool, argv ...string) (sampler.Config, *Pl
 		t.Fatal(err)
 	}
 	return cfg, plan
+}
+
+// recordFor records argv for d as clockPlan plans it, user space only,
+// through the exported API; the recording is closed when the test ends.
+func recordFor(t *testing.T, d time.Duration, argv ...string) *Recording {
+	t.Helper()
+	cfg, plan := clockPlan(t, true, argv...)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	rec, err := Record(ctx, cfg, plan, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close(io.Discard) })
+	return rec
 }
 
 // snapshotSamples is the number of samples in snap's tree.

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-	"io"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,14 +17,7 @@ import (
 // are (the acceptance of issue 16: an overlap of 95% or more).
 func TestFlowStages(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
-	cfg, plan := clockPlan(t, true, cctopBin, "workload", "stages", "-loop")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	rec, err := Record(ctx, cfg, plan, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close(io.Discard)
+	rec := recordFor(t, 3*time.Second, cctopBin, "workload", "stages", "-loop")
 	tr := rec.Tree()
 	self := make([]float64, tr.Len())
 	for i := range self {

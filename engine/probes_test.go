@@ -359,8 +359,7 @@ func probesInTree(t *testing.T, tr *cct.Tree, probed ...string) float64 {
 		}
 		// A signal (Go's preemption signal, say) that comes while the
 		// kernel handles a probe may be delivered on the way back to user
-		// space:
-		// the user stack then ends in the signal trampoline.
+		// space: the user stack then ends in the signal trampoline.
 		signal := slices.Contains([]string{"runtime.sigtramp", "runtime.cgoSigtramp", "__restore_rt"}, parent)
 		if !signal && !slices.Contains(probed, cct.ShortName(parent)) {
 			t.Errorf("%s under %s, not under a probed function (%q)", cct.ProbesName, parent, probed)

@@ -94,15 +94,20 @@ func (x *flowFixer) funcAt(module string, vaddr uint64) *flowFunc {
 	if file == nil {
 		return nil
 	}
-	t0 := time.Now()
-	defer func() { x.stats.Decode += time.Since(t0) }()
-	fc, ok := file.Func(vaddr)
+	start, ok := file.FuncStart(vaddr)
 	if !ok {
 		return nil
 	}
-	k := flowKey{module, fc.Start}
+	k := flowKey{module, start}
 	if f, ok := x.funcs[k]; ok {
-		return f
+		return f // nil too: its code could not be read
+	}
+	t0 := time.Now()
+	defer func() { x.stats.Decode += time.Since(t0) }()
+	fc, ok := file.Func(start)
+	if !ok {
+		x.funcs[k] = nil
+		return nil
 	}
 	noReturn := func(target uint64) bool { return flow.NoReturnName(file.NameAt(target)) }
 	g := flow.Decode(file.Arch, fc.Code, fc.Start, noReturn)
@@ -181,7 +186,8 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 		fn := t.Func(node.Func)
 		var f *flowFunc
 		sampled := false
-		groups, bySite = groups[:0], clearMap(bySite)
+		groups = groups[:0]
+		clear(bySite)
 		for _, k := range kids {
 			kn := t.Node(k)
 			if kn.Inlined || kn.CallSite == 0 {
@@ -245,11 +251,6 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 		}
 	}
 	return factor, predicted
-}
-
-func clearMap(m map[int]int) map[int]int {
-	clear(m)
-	return m
 }
 
 // applyFlow sets the tree's calls_flow: every context's calls (the density

@@ -362,7 +362,7 @@ func (l *Live) publish() {
 	snap := tui.Snapshot{
 		Tree:       tree,
 		ThreadSelf: l.threadSelf(tree),
-		Counters:   l.counters(),
+		Counters:   l.counters(names),
 		Threads:    threads,
 		Seq:        l.seq,
 		Header: tui.Header{

@@ -11,7 +11,7 @@ import (
 // counters is the counters panel of a snapshot: the counter and its cost,
 // each thread's call density over time, the sampling latency, and where
 // truncated stacks stop, by module.
-func (l *Live) counters() *tui.Counters {
+func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 	cfg := l.sess.Config()
 	rate := Describe(cfg)
 	if l.plan.trigger != triggerTime {
@@ -39,7 +39,6 @@ func (l *Live) counters() *tui.Counters {
 	case l.plan.trigger == triggerTime && w.clockTime > 0 && l.plan.cost > 0:
 		c.Cost = w.overhead(l.plan.cost)
 	}
-	threads := threadNames(l.sess)
 	for _, d := range w.timeline.Densities(densityKeep, 1e6) {
 		c.Density = append(c.Density, tui.ThreadSeries{TID: d.TID, Name: threads[d.TID].Name, Points: d.Points})
 	}

@@ -101,6 +101,14 @@ func newCodeFile(r io.ReaderAt, size int64, path string, open func(string) (*os.
 	return c, nil
 }
 
+// FuncStart is the start of the function holding vaddr, without reading
+// its code: callers that keep what they made of a function look it up by
+// its start before asking Func for the bytes.
+func (c *CodeFile) FuncStart(vaddr uint64) (uint64, bool) {
+	s, ok := c.syms.holding(vaddr)
+	return s.start, ok
+}
+
 // Func is the function holding vaddr, with its code; false where no sized
 // symbol covers vaddr or its bytes are not in the file.
 func (c *CodeFile) Func(vaddr uint64) (FuncCode, bool) {

@@ -104,8 +104,10 @@ func TestDemoInTmux(t *testing.T) {
 	export := filepath.Join(dir, "demo.pb.gz")
 	s := newTmux(t, 120, 40, cctopBin+" demo")
 	// The header's sample count may be cut off at this width: wait for the
-	// tree.
-	s.waitFor(`runtime\.goexit`, 15*time.Second)
+	// tree, with the hot path through the workload open. The first profiles
+	// can be all start-up (the runtime's init), and e expands from the row
+	// the first screen's path ends on.
+	s.waitFor(`workload\.densityPhase`, 15*time.Second)
 	s.keys("e")
 	s.waitFor(`workload\.densityLeaf`, 5*time.Second)
 
@@ -395,7 +397,7 @@ func TestTopResize(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	s := newTmuxShell(t, "", 80, 24)
 	s.run(cctopBin + " demo")
-	s.waitFor(`runtime\.goexit`, 15*time.Second)
+	s.waitFor(`workload\.densityPhase`, 15*time.Second) // as in TestDemoInTmux
 	s.keys("e")
 	s.waitFor(`workload\.densityLeaf`, 5*time.Second)
 

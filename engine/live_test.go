@@ -65,8 +65,10 @@ func startLive(t *testing.T, user bool, set func(*Options)) (*Live, func() []str
 func waitSnap(t *testing.T, l *Live, what string, ok func(tui.Snapshot) bool) tui.Snapshot {
 	t.Helper()
 	var s tui.Snapshot
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	start := time.Now()
+	for deadline := start.Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if s = l.Snapshot(); s.Tree != nil && ok(s) {
+			t.Logf("%s after %v", what, time.Since(start).Round(time.Millisecond))
 			return s
 		}
 	}

@@ -89,9 +89,9 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 func printEval(w io.Writer, results []engine.EvalResult, sweep []float64, alpha float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "Overlap of DCG edges with the exact run, %% (density+latency at alpha=%g)\n", alpha)
-	fmt.Fprintln(tw, "workload\tsamples\tflow\tdensity\tdensity+latency\tcalls trigger\tsamples taken\tcalls N\texact calls\texact = workload counts\t")
+	fmt.Fprintln(tw, "workload\tsamples\tflow\tdensity\tdensity+flow\tdensity+latency\tcalls trigger\tsamples taken\tcalls N\texact calls\texact = workload counts\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\t%v\t\n", r.Name, r.Overlap.Samples, r.Overlap.Flow, r.Overlap.Density,
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\t%v\t\n", r.Name, r.Overlap.Samples, r.Overlap.Flow, r.Overlap.Density, r.Overlap.DensityFlow,
 			r.Overlap.DensityLatency, r.Overlap.CallsTrigger, r.Samples, r.CallsPeriod, r.ExactCalls, r.ExactOK)
 	}
 	tw.Flush()

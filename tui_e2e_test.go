@@ -130,6 +130,15 @@ func TestDemoInTmux(t *testing.T) {
 	}
 	s.waitFor(` 0\.0\s+▾? ?workload\.densityPhase[CD]`, 5*time.Second)
 
+	// w: calls corrected by the control flow of the machine code, decoded
+	// off the UI's path; the header names it, the status line says what it
+	// decoded. w again turns it off.
+	s.keys("w")
+	s.waitFor(`flow on`, 5*time.Second)
+	s.waitFor(`flow correction: [0-9]+ functions decoded`, 10*time.Second)
+	s.keys("w")
+	s.waitFor(`flow off`, 5*time.Second)
+
 	s.keys("/")
 	s.keys("densityLeaf", "Enter")
 	s.waitFor(`search “densityLeaf”`, 5*time.Second)

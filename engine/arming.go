@@ -301,6 +301,7 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	}
 	if b.weights != nil {
 		b.weights.reset(sess.Generation())
+		b.weights.setMembers(targets)
 	}
 	return nil
 }

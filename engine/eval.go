@@ -78,6 +78,9 @@ type EvalResult struct {
 		// Flow is the samples' weights under control-flow correction
 		// (FDOM, lee2007): no call counter read.
 		Flow float64 `json:"flow"`
+		// DensityFlow is flow correction of the density weights, each
+		// counted function anchored to the calls its counter read.
+		DensityFlow float64 `json:"density_flow"`
 	} `json:"overlap"`
 	AlphaSweep []SweepPoint     `json:"alpha_sweep"`
 	LatencyNS  map[string]int64 `json:"latency_ns"`
@@ -179,6 +182,7 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 	res.Overlap.Samples = ov(correct.Params{})
 	res.Overlap.Flow = correct.Overlap(flowEdgeWeights(timed, correct.Params{}, counted), exactEdges)
 	res.Overlap.Density = ov(correct.Params{Density: true})
+	res.Overlap.DensityFlow = correct.Overlap(flowEdgeWeights(timed, correct.Params{Density: true}, counted), exactEdges)
 	res.Overlap.DensityLatency = ov(correct.Params{Density: true, Latency: true, Alpha: alpha})
 	for _, a := range sweep {
 		res.AlphaSweep = append(res.AlphaSweep, SweepPoint{a, ov(correct.Params{Density: true, Latency: true, Alpha: a})})
@@ -203,27 +207,21 @@ func edgeWeights(rec *Recording, p correct.Params, counted map[string]bool) map[
 	return projectEdges(rec.b.tree, perNode, counted)
 }
 
-// flowEdgeWeights is edgeWeights under control-flow correction: every
-// node's weight times its factor, and the edges FDOM predicts where no
-// sample fell.
+// flowEdgeWeights is edgeWeights under control-flow correction
+// (flowCalls): every context's weight times its factor, the edges FDOM
+// predicts where no sample fell, and, under the density weight, each counted
+// function anchored to the calls its counter read.
 func flowEdgeWeights(rec *Recording, p correct.Params, counted map[string]bool) map[correct.Edge]float64 {
-	t := rec.b.tree
-	perNode, _ := rec.b.weights.log.Reweight(p, nil)
+	b := rec.b
+	perNode, _ := b.weights.log.Reweight(p, nil)
+	var counts map[string]float64
+	if p.Density {
+		counts = b.weights.callCounts()
+	}
 	x := newFlowFixer()
 	defer x.close()
-	factor, predicted := x.factors(t, perNode)
-	for i := range perNode {
-		if i < len(factor) {
-			perNode[i] *= factor[i]
-		}
-	}
-	out := projectEdges(t, perNode, counted)
-	for _, e := range predicted {
-		if counted[e.callee] {
-			out[correct.Edge{Caller: t.Func(t.Node(e.parent).Func).Name, Callee: e.callee}] += e.weight
-		}
-	}
-	return out
+	w := x.flowCalls(b.tree, perNode, counts, b.addPredicted)
+	return projectEdges(b.tree, w, counted)
 }
 
 // projectEdges is edgeWeights of per-node weights perNode.

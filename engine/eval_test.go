@@ -39,6 +39,7 @@ func TestEval(t *testing.T) {
 				DensityLatency float64 `json:"density_latency"`
 				CallsTrigger   float64 `json:"calls_trigger"`
 				Flow           float64 `json:"flow"`
+				DensityFlow    float64 `json:"density_flow"`
 			}
 			AlphaSweep  []struct{ Alpha, Overlap float64 } `json:"alpha_sweep"`
 			LatencyNS   map[string]float64                 `json:"latency_ns"`
@@ -73,6 +74,16 @@ func TestEval(t *testing.T) {
 		// sites FDOM relates: it must not lose to raw samples (issue 16).
 		if o.Flow < o.Samples-0.5 {
 			t.Errorf("%s: flow %.1f%% is below raw %.1f%%", w.Name, o.Flow, o.Samples)
+		}
+		// Anchored to the counters, flow correction of the density
+		// weights is never worse than the density weights alone, and
+		// recovers the recursive workload's inner calls, which take no
+		// sample of their own (99% here; density 85.6%).
+		if o.DensityFlow < o.Density-0.5 {
+			t.Errorf("%s: density+flow %.1f%% is below density %.1f%%", w.Name, o.DensityFlow, o.Density)
+		}
+		if w.Name == "recursive" && o.DensityFlow < o.Density+5 {
+			t.Errorf("recursive: density+flow %.1f%%, density %.1f%%: want >= density + 5 (the wide tree's inner calls)", o.DensityFlow, o.Density)
 		}
 		if w.Name == "stages" && o.Flow < o.Samples+10 {
 			t.Errorf("stages: flow %.1f%%, raw %.1f%%: want >= raw + 10 (one block calls all three stages)", o.Flow, o.Samples)

@@ -48,6 +48,7 @@ type flowStats struct {
 	Conservative map[string]int // of them, by why
 	Contexts     int            // calling contexts corrected
 	Predicted    int            // edges predicted where no sample fell
+	Anchored     int            // counted functions anchored to their counts
 	Decode       time.Duration  // time spent reading and decoding code
 }
 
@@ -63,7 +64,11 @@ func (s flowStats) String() string {
 	if len(why) > 0 {
 		out += " (left as sampled: " + strings.Join(why, ", ") + ")"
 	}
-	return out + fmt.Sprintf("; %d calling contexts corrected, %d edges predicted (calls_flow/count)", s.Contexts, s.Predicted)
+	out += fmt.Sprintf("; %d calling contexts corrected, %d edges predicted", s.Contexts, s.Predicted)
+	if s.Anchored > 0 {
+		out += fmt.Sprintf(", %d counted functions anchored to their counts", s.Anchored)
+	}
+	return out
 }
 
 func newFlowFixer() *flowFixer {
@@ -138,6 +143,7 @@ func (f *flowFunc) site(pc uint64) int {
 // predictedEdge is a call FDOM says ran although no sample fell under it.
 type predictedEdge struct {
 	parent cct.NodeID // the calling context
+	node   cct.NodeID // the callee's context where the tree has it, else NoNode
 	site   uint64     // the call instruction, in the caller's module
 	callee string     // the direct target's name
 	module string
@@ -146,7 +152,9 @@ type predictedEdge struct {
 
 // factors is the control-flow correction of tree t whose nodes weigh self
 // (their own samples' weights): per node, the factor that scales its self
-// weight, and the edges predicted where no sample fell.
+// weight; the edges predicted where no sample fell; and per node whether
+// FDOM bound its call site to another in its caller's context (its weight
+// is then set by the relation: anchor leaves it).
 //
 // A sample is a call of the function it was taken in, made from that
 // function's call site in its caller: lee2007's sampled DCG, where a timer
@@ -156,9 +164,10 @@ type predictedEdge struct {
 // deeper down count for their own edges, corrected in their own contexts.
 // Contexts whose function's code cannot be read or followed keep factor 1,
 // as do call sites in code inlined into them.
-func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predictedEdge) {
+func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predictedEdge, []bool) {
 	n := t.Len()
 	factor := make([]float64, n)
+	bound := make([]bool, n)
 	for i := range factor {
 		factor[i] = 1
 	}
@@ -237,6 +246,11 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 					factor[k] = fac
 				}
 			}
+			if c.Bound[g.site] {
+				for _, k := range g.children {
+					bound[k] = true
+				}
+			}
 		}
 		for _, e := range c.New {
 			name := ""
@@ -246,16 +260,133 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 			if name == "" {
 				continue
 			}
-			predicted = append(predicted, predictedEdge{parent: nid, site: e.Addr, callee: name, module: fn.Module, weight: e.Weight})
+			p := predictedEdge{parent: nid, node: cct.NoNode, site: e.Addr, callee: name, module: fn.Module, weight: e.Weight}
+			if gi, ok := bySite[e.Site]; ok {
+				// The callee's context is there, weighing nothing: calls
+				// made under it took the samples.
+				p.node = groups[gi].children[0]
+				for _, k := range groups[gi].children {
+					if t.Func(t.Node(k).Func).Name == name {
+						p.node = k
+						break
+					}
+				}
+			}
+			predicted = append(predicted, p)
 			x.stats.Predicted++
 		}
 	}
-	return factor, predicted
+	return factor, predicted, bound
 }
 
-// applyFlow sets the tree's calls_flow: every context's calls (the density
-// weights when calls were counted, else its samples) times its factor, per
-// thread, and a context for every predicted edge. It reports what the
+// flowCalls is the control-flow-corrected calls of every context of t:
+// self (what each context weighs: its density-weighted calls, or its
+// samples) times its factor; the predicted edges, each added to t by add as
+// a context of its own (nodes t did not have are appended); and, with
+// counts (the calls a counter read of each counted function), every counted
+// function anchored to its count (anchor). The result is as long as t then.
+func (x *flowFixer) flowCalls(t *cct.Tree, self []float64, counts map[string]float64, add func(predictedEdge) (cct.NodeID, bool)) []float64 {
+	factor, predicted, fixed := x.factors(t, self)
+	w := make([]float64, t.Len())
+	for i := range w {
+		if i < len(self) {
+			w[i] = self[i] * factor[i]
+		}
+	}
+	for _, e := range predicted {
+		if e.weight <= 0 {
+			continue
+		}
+		id, ok := add(e)
+		if !ok {
+			continue
+		}
+		for int(id) >= len(w) {
+			w = append(w, 0)
+		}
+		w[id] += e.weight
+		for int(id) >= len(fixed) {
+			fixed = append(fixed, false)
+		}
+		fixed[id] = true
+	}
+	for len(w) < t.Len() {
+		w = append(w, 0)
+	}
+	if len(counts) > 0 {
+		x.stats.Anchored += anchor(t, w, fixed, counts)
+	}
+	return w
+}
+
+// anchor makes the corrected calls of each counted function add up to the
+// calls its counter read: lee2007's interprocedural correction, which
+// scales a method's call sites by its invocation counter. Where the
+// contexts' calls fall short of the count, the calls missing are ones that
+// took no sample of their own: a timer sample counts for the function on
+// top of the stack, so a call that only calls on (a recursion's inner
+// levels) leaves its context weighing little or nothing although time was
+// spent under it. They go to the function's contexts in proportion to that
+// time, the time under each but not in it; contexts whose call site FDOM
+// bound to another (fixed) keep what the relation set. Which context made how many of
+// them is not known, only their total is. Where the contexts' calls exceed
+// the count, they are scaled down to it. Inlined frames are not calls the
+// counter saw. It reports how many functions it anchored.
+func anchor(t *cct.Tree, w []float64, fixed []bool, counts map[string]float64) int {
+	byFunc := map[string][]cct.NodeID{}
+	for id := 1; id < t.Len() && id < len(w); id++ {
+		node := t.Node(cct.NodeID(id))
+		if node.Inlined {
+			continue
+		}
+		name := t.Func(node.Func).Name
+		if _, ok := counts[name]; ok {
+			byFunc[name] = append(byFunc[name], cct.NodeID(id))
+		}
+	}
+	passing := func(id cct.NodeID) float64 {
+		n := t.Node(id)
+		if n.Total.Time > 0 {
+			return float64(n.Total.Time - n.Self.Time)
+		}
+		return float64(n.Total.Samples - n.Self.Samples)
+	}
+	n := 0
+	for name, ids := range byFunc {
+		c := counts[name]
+		if !(c >= 0) || math.IsInf(c, 0) {
+			continue
+		}
+		var have, spread float64
+		for _, id := range ids {
+			have += w[id]
+			if int(id) >= len(fixed) || !fixed[id] {
+				spread += max(passing(id), 0)
+			}
+		}
+		switch {
+		case c > have && spread > 0:
+			for _, id := range ids {
+				if int(id) >= len(fixed) || !fixed[id] {
+					w[id] += (c - have) * max(passing(id), 0) / spread
+				}
+			}
+		case have > 0:
+			for _, id := range ids {
+				w[id] *= c / have
+			}
+		default:
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// applyFlow sets the tree's calls_flow (flowCalls) per thread: a context's
+// corrected calls split among its threads as its own weight is, and those
+// of a context that weighed nothing (a predicted edge, an anchored inner
+// level) given to a thread that ran under it. It reports what the
 // correction could use.
 func (b *builder) applyFlow() flowStats {
 	t := b.tree
@@ -271,32 +402,48 @@ func (b *builder) applyFlow() flowStats {
 	for i := range self {
 		self[i] = base(t.Node(cct.NodeID(i)).Self)
 	}
+	var counts map[string]float64
+	if useCalls && b.weights != nil {
+		counts = b.weights.callCounts()
+	}
 	x := newFlowFixer()
 	defer x.close()
-	factor, predicted := x.factors(t, self)
-	for i := 1; i < n; i++ {
+	w := x.flowCalls(t, self, counts, b.addPredicted)
+	for i := 1; i < len(w); i++ {
 		id := cct.NodeID(i)
-		for _, th := range t.Threads(id) {
-			if v := math.Round(base(th.Self) * factor[i]); v > 0 {
-				t.AddSelf(id, th.TID, cct.Metrics{CallsFlow: int64(v)})
+		if w[i] <= 0 {
+			continue
+		}
+		if i < n && self[i] > 0 {
+			for _, th := range t.Threads(id) {
+				if v := math.Round(base(th.Self) * w[i] / self[i]); v > 0 {
+					t.AddSelf(id, th.TID, cct.Metrics{CallsFlow: int64(v)})
+				}
 			}
-		}
-	}
-	for _, e := range predicted {
-		w := math.Round(e.weight)
-		if w <= 0 {
 			continue
 		}
-		stack := t.Stack(e.parent)
-		if len(stack) == 0 {
-			continue
+		if v := math.Round(w[i]); v > 0 {
+			t.AddSelf(id, sampledThread(t, id), cct.Metrics{CallsFlow: int64(v)})
 		}
-		// The caller's frame calls from the predicted site.
-		stack[0].Addr = e.site
-		leaf := cct.Frame{Func: b.intern(symbol.Frame{Func: e.callee, Module: e.module})}
-		t.Add(append([]cct.Frame{leaf}, stack...), sampledThread(t, e.parent), cct.Metrics{CallsFlow: int64(w)})
 	}
 	return x.stats
+}
+
+// addPredicted adds the context of predicted edge e to the tree, weighing
+// nothing yet, and returns it.
+func (b *builder) addPredicted(e predictedEdge) (cct.NodeID, bool) {
+	t := b.tree
+	if e.node != cct.NoNode {
+		return e.node, true
+	}
+	stack := t.Stack(e.parent)
+	if len(stack) == 0 {
+		return 0, false
+	}
+	// The caller's frame calls from the predicted site.
+	stack[0].Addr = e.site
+	leaf := cct.Frame{Func: b.intern(symbol.Frame{Func: e.callee, Module: e.module})}
+	return t.Add(append([]cct.Frame{leaf}, stack...), sampledThread(t, e.parent), cct.Metrics{}), true
 }
 
 // sampledThread is a thread with samples at or under id, the first found

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,7 +27,7 @@ func TestFlowStages(t *testing.T) {
 	}
 	x := newFlowFixer()
 	defer x.close()
-	factor, _ := x.factors(tr, self)
+	factor, _, _ := x.factors(tr, self)
 	counted := map[string]bool{}
 	exact := map[correct.Edge]float64{}
 	for _, f := range []string{"stageParse", "stageTransform", "stageEmit"} {
@@ -76,5 +78,57 @@ func TestFlowStages(t *testing.T) {
 	}
 	if ov := correct.Overlap(fromFile, exact); ov < 95 {
 		t.Errorf("calls_flow/count of stageRun's edges in the file %v: overlap %.1f%%, want >= 95%%", fromFile, ov)
+	}
+}
+
+// TestAnchor: the recursive workload's shape. rounds calls deep and wide
+// from one block (FDOM binds them: fixed); wide's inner levels only call
+// on, so their contexts weigh nothing while all the leaf time is under
+// them. The counter read 13 calls of wide: the 12 the weighed contexts miss
+// go to the inner levels by the time under each, and the bound context
+// keeps its 1. leaf's contexts weigh 30 calls against a count of 9: they
+// are scaled down. A function counted but not in the tree has no context
+// to anchor.
+func TestAnchor(t *testing.T) {
+	tr := cct.New()
+	fn := func(name string) cct.FuncID { return tr.Intern(cct.Func{Name: name}) }
+	rounds, deep, wide, leaf := fn("rounds"), fn("deep"), fn("wide"), fn("leaf")
+	at := func(fs ...cct.FuncID) []cct.Frame { // root first
+		st := make([]cct.Frame, len(fs))
+		for i, f := range fs {
+			st[len(fs)-1-i] = cct.Frame{Func: f, Addr: uint64(0x100 * (i + 1))}
+		}
+		return st
+	}
+	ns := func(n int64) cct.Metrics { return cct.Metrics{Time: n, Samples: n} }
+	dID := tr.Add(at(rounds, deep), 1, ns(10))
+	w2 := tr.Add(at(rounds, wide), 1, cct.Metrics{})
+	w1 := tr.Add(at(rounds, wide, wide), 1, cct.Metrics{})
+	w0 := tr.Add(at(rounds, wide, wide, wide), 1, ns(20)) // its own loop: a little self time
+	l := tr.Add(at(rounds, wide, wide, wide, leaf), 1, ns(80))
+
+	w := make([]float64, tr.Len())
+	w[dID], w[w2], w[w0], w[l] = 1, 1, 0, 30
+	fixed := make([]bool, tr.Len())
+	fixed[dID], fixed[w2] = true, true
+	counts := map[string]float64{"deep": 1, "wide": 13, "leaf": 9, "never": 5}
+	if n := anchor(tr, w, fixed, counts); n != 3 {
+		t.Errorf("anchored %d functions, want 3 (deep, wide, leaf)", n)
+	}
+	// Under w1 80+20 of time, none its own; under w0 80, 20 its own.
+	want := map[cct.NodeID]float64{dID: 1, w2: 1, w1: 12 * 100 / 180.0, w0: 12 * 80 / 180.0, l: 9}
+	for id, v := range want {
+		if math.Abs(w[id]-v) > 1e-9 {
+			t.Errorf("node %d (%s): %v, want %v", id, tr.Func(tr.Node(id).Func).Name, w[id], v)
+		}
+	}
+	if sum := w[w2] + w[w1] + w[w0]; math.Abs(sum-13) > 1e-9 {
+		t.Errorf("wide's contexts add up to %v, want its count 13", sum)
+	}
+
+	// No count: nothing moves.
+	before := slices.Clone(w)
+	if n := anchor(tr, w, fixed, nil); n != 0 || !slices.Equal(w, before) {
+		t.Errorf("with no counts: %d anchored, weights %v → %v", n, before, w)
 	}
 }

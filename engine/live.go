@@ -49,6 +49,9 @@ type Live struct {
 	// exactRun is the last finished exact-trigger run: calls per node of
 	// the tree they were counted in.
 	exactRun *exactRun
+	// flow is the live profile's control-flow correction, from the first
+	// time it is shown (ToggleFlow).
+	flow *liveFlow
 
 	// what the status line last said about the session's events
 	toldThreads int
@@ -111,6 +114,11 @@ func (l *Live) send(m tea.Msg) {
 // run is the aggregator: it returns when ctx ends. Between two batches of
 // the session it takes the TUI's actions and publishes a snapshot when due.
 func (l *Live) run(ctx context.Context) {
+	defer func() {
+		if l.flow != nil {
+			l.flow.close()
+		}
+	}()
 	l.publish()
 	var err error
 	for {
@@ -162,6 +170,9 @@ func (l *Live) tick() {
 		break
 	}
 	l.tellArming()
+	if l.flow != nil && l.flow.ready.Load() {
+		l.dirty = true // a correction finished: show it
+	}
 	if t := l.sess.Target(); t.Stopped != l.toldTarget.Stopped || t.Stops != l.toldTarget.Stops {
 		// A stopped target sends no samples: show the stop all the same.
 		l.dirty = true
@@ -268,6 +279,26 @@ func (l *Live) calls(p correct.Params) []float64 {
 	return resized(got, l.b.tree.Len())
 }
 
+// flowCalls is the last flow correction of the live profile (liveFlow), of
+// its calls under p where calls are counted, of its samples where not; and
+// it starts the next one when due. The counted functions are anchored to
+// their counts under the density weight, whose unit is calls.
+func (l *Live) flowCalls(p correct.Params) []float64 {
+	if l.flow == nil {
+		l.flow = newLiveFlow()
+	}
+	base := l.calls(p)
+	var counts map[string]float64
+	if base != nil && p.Density {
+		counts = l.b.weights.callCounts()
+	}
+	if base == nil || !hasWeight(base) {
+		base, counts = selfOf(l.b.tree, func(m cct.Metrics) int64 { return m.Samples }), nil
+	}
+	l.flow.start(l.b, base, counts)
+	return l.flow.weights(l.b, base)
+}
+
 // compared has a baseline, taken or not, and an exact run once one ran.
 func (l *Live) compared(name string, _ bool, _ correct.Params) ([]float64, bool) {
 	switch name {
@@ -315,6 +346,9 @@ func (l *Live) exactCalls() []float64 {
 
 // publish builds a snapshot.
 func (l *Live) publish() {
+	if l.flow != nil {
+		l.collectFlow()
+	}
 	l.lastSnap = time.Now()
 	l.dirty = false
 	l.seq++

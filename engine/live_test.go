@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
@@ -20,9 +21,15 @@ import (
 // terminal, with the options set changes.
 func startLive(t *testing.T, user bool, set func(*Options)) (*Live, func() []string) {
 	t.Helper()
+	return startLiveOn(t, user, set, "density", "-loop", "-threads", "2", "-size", "2000", "-calls", "3000")
+}
+
+// startLiveOn is startLive on the built-in workload args.
+func startLiveOn(t *testing.T, user bool, set func(*Options), args ...string) (*Live, func() []string) {
+	t.Helper()
 	o := DefaultOptions()
 	set(&o)
-	cfg := sampler.Config{Argv: []string{cctopBin, "workload", "density", "-loop", "-threads", "2", "-size", "2000", "-calls", "3000"},
+	cfg := sampler.Config{Argv: append([]string{cctopBin, "workload"}, args...),
 		Leader: mustEvent("cpu-clock"), Freq: 999, UserOnly: user}
 	plan, err := Prepare(&cfg, o)
 	if err != nil {
@@ -175,5 +182,56 @@ func TestLiveCountersAndTriggers(t *testing.T) {
 	said := stop()
 	if !slices.ContainsFunc(said, func(m string) bool { return strings.Contains(m, "threads: 1 → ") }) {
 		t.Errorf("no thread-count event among %q", said)
+	}
+}
+
+// TestLiveFlow: w on a live profile with no call counter (--calls none)
+// shows calls corrected by control flow, computed off the aggregator's
+// goroutine. The stages workload's stageRun calls its three stages from one
+// block, at costs 1:6:3: uncorrected they share its edges by time, and
+// corrected, equally, as the calls are made.
+func TestLiveFlow(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	l, stop := startLiveOn(t, true, func(o *Options) { o.Calls = "none" }, "stages", "-loop")
+	defer stop()
+	stages := []string{"stageParse", "stageTransform", "stageEmit"}
+	// shares is the three stages' shares of what s shows under stageRun.
+	shares := func(s tui.Snapshot) []float64 {
+		w := make([]float64, len(stages))
+		tr := s.Tree
+		for id := 1; id < tr.Len() && id < len(s.Self); id++ {
+			n := tr.Node(cct.NodeID(id))
+			if tr.Func(tr.Node(n.Parent).Func).Name != workloadPkg+"stageRun" {
+				continue
+			}
+			for i, f := range stages {
+				if tr.Func(n.Func).Name == workloadPkg+f {
+					w[i] += s.Self[id]
+				}
+			}
+		}
+		sum := w[0] + w[1] + w[2]
+		for i := range w {
+			w[i] /= sum
+		}
+		return w
+	}
+	s := waitSnap(t, l, "samples in the three stages", func(s tui.Snapshot) bool {
+		w := shares(s)
+		return s.Header.Samples > 500 && w[0] > 0 && w[1] > 0 && w[2] > 0
+	})
+	raw := shares(s)
+	if s.Metric != "time" || raw[1] < 2*raw[0] {
+		t.Errorf("before w: metric %s, stage shares %.2f: want time, shared by cost", s.Metric, raw)
+	}
+	l.Do(tui.Action{Kind: tui.ToggleFlow})
+	s = waitSnap(t, l, "flow-corrected calls", func(s tui.Snapshot) bool {
+		w := shares(s)
+		return s.Header.Flow && s.Metric == "calls" && w[1] < 0.4 && w[0] > 0.27
+	})
+	t.Logf("stage shares by time %.2f, flow-corrected calls %.2f", raw, shares(s))
+	said := stop()
+	if !slices.ContainsFunc(said, func(m string) bool { return strings.Contains(m, "flow correction: ") && strings.Contains(m, "functions decoded") }) {
+		t.Errorf("no word of what the correction used among %q", said)
 	}
 }

@@ -78,6 +78,9 @@ func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) 
 	b.maxNodes = plan.limits.nodes
 	if plan.hasCalls() {
 		b.weights = newWeighing(plan.trigger, sess.Event, plan.limits.log)
+		if plan.trigger == triggerTime && plan.source.Kind == "uprobe" {
+			b.weights.setMembers(plan.targets)
+		}
 	}
 	return b
 }
@@ -243,7 +246,7 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 		}
 	}
 	if f := rec.flow; f != nil && f.Funcs > 0 {
-		fmt.Fprintf(w, "cctop: control flow: %s\n", f)
+		fmt.Fprintf(w, "cctop: control flow: %s (calls_flow/count)\n", f)
 	}
 	for _, l := range b.bounds() {
 		fmt.Fprintf(w, "cctop: %s\n", l)

@@ -127,6 +127,15 @@ func (s *fileSource) calls(p correct.Params) []float64 {
 	return fileCalls(s.tree, p)
 }
 
+// flowCalls is the profile's calls_flow column, the flow correction made
+// when it was recorded; nil when it has none.
+func (s *fileSource) flowCalls(correct.Params) []float64 {
+	if !s.meta.Flow {
+		return nil
+	}
+	return selfOf(s.tree, func(m cct.Metrics) int64 { return m.CallsFlow })
+}
+
 func (s *fileSource) compared(name string, calls bool, p correct.Params) ([]float64, bool) {
 	if name != "base file" || s.base == nil {
 		return nil, false

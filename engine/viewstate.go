@@ -23,6 +23,8 @@ type viewState struct {
 	// metricChosen: the user picked the metric, which then stays.
 	metricChosen bool
 	comparison   int // index into comparisons
+	// flow: the calls shown are corrected by control flow (FDOM).
+	flow bool
 }
 
 // comparisons are what the shown weights can be compared with, in the
@@ -36,6 +38,10 @@ type viewTarget interface {
 	// calls is the call estimates per node of shown under p, nil when
 	// none were counted.
 	calls(p correct.Params) []float64
+	// flowCalls is the calls per node of shown under p corrected by
+	// control flow (from the samples when no call was counted), nil when
+	// there are none (yet).
+	flowCalls(p correct.Params) []float64
 	// compared is the named comparison on shown's nodes ("baseline",
 	// "base file", "exact run"), as calls or as time; ok is false when the
 	// target has none such now, and w nil with ok true when it is there
@@ -83,6 +89,20 @@ func (v *viewState) act(a tui.Action, t viewTarget) bool {
 	case tui.ToggleLatency:
 		v.params.Latency = !v.params.Latency
 		t.send(tui.StatusMsg{Text: "latency correction " + onOff(v.params.Latency)})
+	case tui.ToggleFlow:
+		v.flow = !v.flow
+		if !v.flow {
+			t.send(tui.StatusMsg{Text: "flow correction off"})
+			break
+		}
+		if !t.reweighs() && t.flowCalls(v.params) == nil {
+			v.flow = false
+			t.send(tui.StatusMsg{Text: "this profile holds no flow-corrected calls (calls_flow/count, which cctop record writes)"})
+			break
+		}
+		// Flow correction shows in calls: show them.
+		v.metric, v.metricChosen = "calls", true
+		t.send(tui.StatusMsg{Text: "flow correction on: calls corrected by the control flow of the machine code (FDOM)"})
 	case tui.AlphaUp, tui.AlphaDown:
 		if !t.reweighs() {
 			return false
@@ -92,8 +112,8 @@ func (v *viewState) act(a tui.Action, t viewTarget) bool {
 		v.metric = "time"
 		if a.Value != 0 {
 			v.metric = "calls"
-			if t.calls(v.params) == nil {
-				t.send(tui.StatusMsg{Text: "no calls were counted in this profile: it shows time"})
+			if t.calls(v.params) == nil && !v.flow {
+				t.send(tui.StatusMsg{Text: "no calls were counted in this profile: it shows time (w estimates calls from the control flow)"})
 			}
 		}
 		v.metricChosen = true
@@ -144,6 +164,11 @@ func (v *viewState) export(path string, t viewTarget) {
 // its name: calls where chosen and counted, time otherwise.
 func (v *viewState) selfWeights(t viewTarget) ([]float64, string) {
 	if v.metric == "calls" {
+		if v.flow {
+			if w := t.flowCalls(v.params); w != nil {
+				return w, "calls"
+			}
+		}
 		if w := t.calls(v.params); w != nil {
 			return w, "calls"
 		}
@@ -180,7 +205,7 @@ func (v *viewState) show(s *tui.Snapshot, t viewTarget) {
 	}
 	s.Self, s.Compare, s.Metric = self, cmp, metric
 	h := &s.Header
-	h.Density, h.Latency, h.Alpha = v.params.Density, v.params.Latency, v.params.Alpha
+	h.Density, h.Latency, h.Alpha, h.Flow = v.params.Density, v.params.Latency, v.params.Alpha, v.flow
 	h.Comparison, h.Overlap = comparisons[v.comparison], overlap
 }
 

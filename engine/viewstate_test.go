@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -26,6 +27,7 @@ type fakeTarget struct {
 	saved    []string
 	said     []tea.Msg
 	weighing []correct.Params
+	flowed   []float64 // the flow-corrected calls, nil: none
 }
 
 func (f *fakeTarget) shown() *cct.Tree { return f.tree }
@@ -42,6 +44,7 @@ func (f *fakeTarget) calls(p correct.Params) []float64 {
 	}
 	return w
 }
+func (f *fakeTarget) flowCalls(correct.Params) []float64 { return f.flowed }
 func (f *fakeTarget) compared(name string, _ bool, _ correct.Params) ([]float64, bool) {
 	w, ok := f.offer[name]
 	return w, ok
@@ -163,6 +166,32 @@ func TestViewStateActions(t *testing.T) {
 	v.suggestMetric("time")
 	if v.metric != "calls" {
 		t.Errorf("metric %s after a suggestion: the user chose calls", v.metric)
+	}
+
+	// w: flow-corrected calls where the target has them, shown as calls
+	// and named in the header; the uncorrected ones until it does.
+	f.noCalls, f.reweigh = false, true
+	v.act(tui.Action{Kind: tui.SetMetric, Value: 0}, f)
+	v.act(tui.Action{Kind: tui.ToggleFlow}, f)
+	v.show(&s, f)
+	if !v.flow || s.Metric != "calls" || !s.Header.Flow || !slices.Equal(s.Self, []float64{0, 0, 6, 2}) || !strings.HasPrefix(f.lastStatus(), "flow correction on") {
+		t.Errorf("w with no correction yet: flow %v, metric %s, self %v, header %+v, said %q", v.flow, s.Metric, s.Self, s.Header, f.lastStatus())
+	}
+	f.flowed = []float64{0, 0, 4, 4, 1}
+	v.show(&s, f)
+	if !slices.Equal(s.Self, f.flowed) {
+		t.Errorf("flow-corrected calls %v, shown %v", f.flowed, s.Self)
+	}
+	v.act(tui.Action{Kind: tui.ToggleFlow}, f)
+	v.show(&s, f)
+	if v.flow || s.Header.Flow || !slices.Equal(s.Self, []float64{0, 0, 6, 2}) || f.lastStatus() != "flow correction off" {
+		t.Errorf("w again: flow %v, self %v, said %q", v.flow, s.Self, f.lastStatus())
+	}
+	// A saved profile without the correction: w says so and stays off.
+	f.reweigh, f.flowed = false, nil
+	v.act(tui.Action{Kind: tui.ToggleFlow}, f)
+	if v.flow || !strings.Contains(f.lastStatus(), "no flow-corrected calls") {
+		t.Errorf("w on a profile without calls_flow: flow %v, said %q", v.flow, f.lastStatus())
 	}
 }
 

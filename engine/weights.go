@@ -2,7 +2,10 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"time"
+
+	"github.com/cctop/cctop/hpm"
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/correct"
@@ -37,6 +40,16 @@ type weighing struct {
 	// The same over the whole run, resets included: what the summary
 	// states against the budget.
 	runHits, runClock uint64
+	// members names the function each counter counts (member m counts
+	// members[m-1]) under the time trigger, and counted sums their hits
+	// over the event sets before this one: the exact calls that anchor the
+	// control-flow correction (callCounts).
+	members []string
+	counted map[string]uint64
+	// partial: the counts per function do not cover the calls the log
+	// weighs, since the counted functions changed after the first set or
+	// another trigger ran.
+	partial bool
 
 	// What the counters panel shows; they outlive reset, being
 	// measurements of the target rather than of one event set.
@@ -73,6 +86,10 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool), lo
 // reset forgets every stream's base: the event set was replaced and all
 // counters restarted from zero.
 func (w *weighing) reset(generation int) {
+	w.foldCounted()
+	if w.trigger != triggerTime {
+		w.partial = true
+	}
 	w.runHits += w.totalHits()
 	w.runClock += w.clockTime
 	w.generation = generation
@@ -229,4 +246,55 @@ func (w *weighing) totalHits() uint64 {
 		n += h
 	}
 	return n
+}
+
+// foldCounted adds the hits of the counters in force to counted, by function.
+func (w *weighing) foldCounted() {
+	for m, h := range w.hits {
+		if m >= 1 && m <= len(w.members) && h > 0 {
+			if w.counted == nil {
+				w.counted = map[string]uint64{}
+			}
+			w.counted[w.members[m-1]] += h
+		}
+	}
+}
+
+// setMembers names the functions the counters now in force count, in
+// member order; call it after reset when the event set changed.
+func (w *weighing) setMembers(targets []hpm.Target) {
+	var m []string
+	for _, t := range targets {
+		m = append(m, t.Func)
+	}
+	if len(w.members) > 0 && !slices.Equal(m, w.members) {
+		// A function counted for part of the run only would be anchored
+		// to the calls of that part.
+		w.partial = true
+	}
+	w.members = m
+}
+
+// callCounts is how many calls of each counted function the counters read
+// over the run: nil when none were counted one by one per function (the
+// calls and exact triggers count them all as one).
+func (w *weighing) callCounts() map[string]float64 {
+	if w.partial || w.log.Dropped() > 0 || w.trigger != triggerTime {
+		// The counts and the weights the log keeps would not cover the
+		// same calls.
+		return nil
+	}
+	out := map[string]float64{}
+	for f, n := range w.counted {
+		out[f] += float64(n)
+	}
+	for m, h := range w.hits {
+		if m >= 1 && m <= len(w.members) {
+			out[w.members[m-1]] += float64(h)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

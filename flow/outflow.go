@@ -33,8 +33,12 @@ type Correction struct {
 	// New lists the sites that had no sampled flow, gained some, and have
 	// a direct target to carry it: the edges the caller adds to the tree.
 	New []NewEdge
+	// Bound marks the sites FDOM relates to another site that takes part
+	// (one with flow, a count or a direct target), either way round: their
+	// outflow is set by the relation, not by their own samples alone.
+	Bound []bool
 	// Skipped, if not empty, says why nothing was corrected: Outflow is
-	// the input, Factor 1 (NaN for a zero input).
+	// the input, Factor 1 (NaN for a zero input), Bound nil.
 	Skipped string
 }
 
@@ -186,6 +190,14 @@ func FDOMOutflowCorrection(f *FDOM, sites []SiteFlow) Correction {
 		v[i] = max(v[i], lo[i])
 	}
 
+	c.Bound = make([]bool, n)
+	for i := range n {
+		for j := range n {
+			if i != j && active[i] && active[j] && (rel[i].has(j) || rel[j].has(i)) {
+				c.Bound[i] = true
+			}
+		}
+	}
 	for i, s := range sites {
 		c.Factor[i] = v[i] / s.Outflow
 		if s.Outflow == 0 {
@@ -208,6 +220,6 @@ func (c Correction) skip(sites []SiteFlow, why string) Correction {
 			c.Factor[i] = math.NaN()
 		}
 	}
-	c.New, c.Skipped = nil, why
+	c.New, c.Bound, c.Skipped = nil, nil, why
 	return c
 }

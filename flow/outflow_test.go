@@ -80,6 +80,9 @@ func TestOutflowDiamond(t *testing.T) {
 	if c.Factor[0] != 1 || c.Factor[1] != 1 {
 		t.Errorf("factors %v", c.Factor)
 	}
+	if c.Bound[0] || c.Bound[1] {
+		t.Errorf("bound %v: FDOM relates neither arm to the other", c.Bound)
+	}
 
 	// Entry and join run once per run, as often as both arms together:
 	// they rise to the larger arm, the arms keep their ratio, and the
@@ -87,6 +90,11 @@ func TestOutflowDiamond(t *testing.T) {
 	g = diamond()
 	c = FDOMOutflowCorrection(NewFDOM(g), flows(g, 0.1, 0.5, 0.3, 0.1))
 	checkOutflow(t, c, 0.5/1.8, 0.5/1.8, 0.3/1.8, 0.5/1.8)
+	for i, b := range c.Bound {
+		if !b {
+			t.Errorf("bound %v: site %d is related to the entry's", c.Bound, i)
+		}
+	}
 }
 
 func TestOutflowLoops(t *testing.T) {

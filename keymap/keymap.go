@@ -41,8 +41,8 @@ type KeyMap struct {
 	Counters key.Binding
 
 	// Sampling and correction parameters: these become Source actions.
-	Density, Latency, AlphaUp, AlphaDown, RateUp, RateDown key.Binding
-	Trigger, Comparison, Baseline, Pause, Reset, Export    key.Binding
+	Density, Latency, Flow, AlphaUp, AlphaDown, RateUp, RateDown key.Binding
+	Trigger, Comparison, Baseline, Pause, Reset, Export          key.Binding
 
 	Help, Quit key.Binding
 
@@ -95,6 +95,7 @@ func DefaultKeyMap() KeyMap {
 
 		Density:    b(k("d"), "d", "density correction"),
 		Latency:    b(k("L"), "L", "latency correction"),
+		Flow:       b(k("w"), "w", "flow correction (FDOM)"),
 		AlphaUp:    b(k("+", "="), "+", "alpha up"),
 		AlphaDown:  b(k("-"), "-", "alpha down"),
 		RateUp:     b(k("]"), "]", "rate up"),
@@ -145,7 +146,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
 		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric},
-		{k.Counters, k.Density, k.Latency, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
+		{k.Counters, k.Density, k.Latency, k.Flow, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}
 }

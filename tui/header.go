@@ -216,6 +216,7 @@ func (hb *headerBar) items() []item {
 	its = append(its, unwound,
 		fact(lineStacks, prioCorrection, "density", onOff(h.Density)).flowing(),
 		fact(lineStacks, prioCorrection, "latency", onOff(h.Latency)).flowing(),
+		fact(lineStacks, prioCorrection, "flow", onOff(h.Flow)).flowing(),
 		fact(lineStacks, prioCorrection, "alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64)).flowing(),
 	)
 	if h.Comparison != "" {

@@ -80,7 +80,7 @@ func (m *Model) actionKeys() []struct {
 		b    key.Binding
 		kind ActionKind
 	}{
-		{k.Density, ToggleDensity}, {k.Latency, ToggleLatency},
+		{k.Density, ToggleDensity}, {k.Latency, ToggleLatency}, {k.Flow, ToggleFlow},
 		{k.AlphaUp, AlphaUp}, {k.AlphaDown, AlphaDown},
 		{k.RateUp, RateUp}, {k.RateDown, RateDown},
 		{k.Trigger, CycleTrigger}, {k.Comparison, CycleComparison},

@@ -85,11 +85,14 @@ type Header struct {
 	// ProbeCost is the share of samples, in percent, taken while the kernel
 	// handled a cctop counting probe (the [cctop probes] frames): the cost of
 	// counting, measured. <0: no probes in this profile.
-	ProbeCost  float64
-	Trigger    string
-	Alpha      float64
-	Density    bool
-	Latency    bool
+	ProbeCost float64
+	Trigger   string
+	Alpha     float64
+	Density   bool
+	Latency   bool
+	// Flow: the calls shown are corrected by the control flow of the
+	// machine code (FDOM).
+	Flow       bool
 	Comparison string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
 	Overlap    float64 // % overlap of shown vs comparison; <0 none
 	State      string  // "live", "paused", "target stopped", "target exited", "target killed", "file"
@@ -124,6 +127,7 @@ const (
 	Export    // Path is the file to write
 	SetMetric // Value 0: time, 1: calls
 	SetThread // Value: the TID the thread filter shows, 0 for all threads
+	ToggleFlow
 )
 
 var actionNames = [...]string{
@@ -141,6 +145,7 @@ var actionNames = [...]string{
 	Export:          "Export",
 	SetMetric:       "SetMetric",
 	SetThread:       "SetThread",
+	ToggleFlow:      "ToggleFlow",
 }
 
 func (k ActionKind) String() string {

@@ -231,7 +231,9 @@ func TestLiveFlow(t *testing.T) {
 	})
 	t.Logf("stage shares by time %.2f, flow-corrected calls %.2f", raw, shares(s))
 	said := stop()
-	if !slices.ContainsFunc(said, func(m string) bool { return strings.Contains(m, "flow correction: ") && strings.Contains(m, "functions decoded") }) {
+	if !slices.ContainsFunc(said, func(m string) bool {
+		return strings.Contains(m, "flow correction: ") && strings.Contains(m, "functions decoded")
+	}) {
 		t.Errorf("no word of what the correction used among %q", said)
 	}
 }

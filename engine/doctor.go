@@ -130,14 +130,14 @@ func Doctor() []Check {
 func branchCheck(pmu bool) Check {
 	c := Check{Name: "branch stacks"}
 	if err := sampler.ProbeBranchStack(); err != nil {
-		c.Detail = "unavailable: " + errText(err) + " (they give basic-block frequencies)"
+		c.Detail = "unavailable: " + errText(err) + " (they give flow correction basic-block frequencies; without them it uses FDOM alone)"
 		if pmu {
 			c.Fix = "a CPU with LBR (Intel), BRBE (Arm v9.2) or LbrExtV2 (AMD Zen 4), passed through to a VM if any"
 		}
 		return c
 	}
 	c.OK = true
-	c.Detail = "the PMU records taken branches: block frequencies from each sample's branch stack"
+	c.Detail = "the PMU records taken branches: with -e cycles, flow correction weighs call sites by their blocks' frequencies in each sample's branch stack"
 	return c
 }
 

@@ -83,7 +83,18 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 	}
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
 	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog}
+	planBranchStack(cfg)
 	return plan, err
+}
+
+// planBranchStack asks for each sample's branch stack where the sampling
+// event is the PMU's and the PMU records them (LBR, BRBE): their runs are
+// the basic-block profile of flow correction (DynamicOutflowCorrection). A
+// software clock cannot carry them.
+func planBranchStack(cfg *sampler.Config) {
+	if cfg.Leader.Hardware && cfg.BranchStack == 0 && sampler.ProbeBranchStack() == nil {
+		cfg.BranchStack = sampler.BranchAny | sampler.BranchUser
+	}
 }
 
 // UsageError is an option the engine cannot run with, worded for the

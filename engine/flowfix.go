@@ -27,6 +27,11 @@ type flowFixer struct {
 	files map[string]*symbol.CodeFile // by module path; nil: not readable
 	funcs map[flowKey]*flowFunc       // by module and function start
 	stats flowStats
+	// runs is the basic-block profile of the samples' branch stacks, nil
+	// where the PMU records none; blocks its counts per function, for
+	// one pass.
+	runs   blockRuns
+	blocks map[*flowFunc][]uint64
 }
 
 type flowKey struct {
@@ -49,6 +54,7 @@ type flowStats struct {
 	Contexts     int            // calling contexts corrected
 	Predicted    int            // edges predicted where no sample fell
 	Anchored     int            // counted functions anchored to their counts
+	Dynamic      int            // of the contexts, those set by a block profile
 	Decode       time.Duration  // time spent reading and decoding code
 }
 
@@ -64,7 +70,11 @@ func (s flowStats) String() string {
 	if len(why) > 0 {
 		out += " (left as sampled: " + strings.Join(why, ", ") + ")"
 	}
-	out += fmt.Sprintf("; %d calling contexts corrected, %d edges predicted", s.Contexts, s.Predicted)
+	out += fmt.Sprintf("; %d calling contexts corrected", s.Contexts)
+	if s.Dynamic > 0 {
+		out += fmt.Sprintf(" (%d by branch stacks' block profile)", s.Dynamic)
+	}
+	out += fmt.Sprintf(", %d edges predicted", s.Predicted)
 	if s.Anchored > 0 {
 		out += fmt.Sprintf(", %d counted functions anchored to their counts", s.Anchored)
 	}
@@ -138,6 +148,23 @@ func (f *flowFunc) site(pc uint64) int {
 		return i
 	}
 	return -1
+}
+
+// blockCounts is f's basic-block profile from the branch stacks' runs, nil
+// without one.
+func (x *flowFixer) blockCounts(module string, f *flowFunc) []uint64 {
+	if x.runs == nil {
+		return nil
+	}
+	if c, ok := x.blocks[f]; ok {
+		return c
+	}
+	if x.blocks == nil {
+		x.blocks = map[*flowFunc][]uint64{}
+	}
+	c := x.runs.blockCounts(module, f.cfg)
+	x.blocks[f] = c
+	return c
 }
 
 // predictedEdge is a call FDOM says ran although no sample fell under it.
@@ -235,7 +262,15 @@ func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predicted
 		for _, g := range groups {
 			sites[g.site].Outflow = g.outflow
 		}
-		c := flow.FDOMOutflowCorrection(f.fdom, sites)
+		c := flow.Correction{Skipped: "no block profile"}
+		if counts := x.blockCounts(fn.Module, f); counts != nil {
+			if c = flow.DynamicOutflowCorrection(f.cfg, sites, counts); c.Skipped == "" {
+				x.stats.Dynamic++
+			}
+		}
+		if c.Skipped != "" {
+			c = flow.FDOMOutflowCorrection(f.fdom, sites)
+		}
 		if c.Skipped != "" {
 			continue
 		}
@@ -408,6 +443,7 @@ func (b *builder) applyFlow() flowStats {
 	}
 	x := newFlowFixer()
 	defer x.close()
+	x.runs = b.placeBranchRuns()
 	w := x.flowCalls(t, self, counts, b.addPredicted)
 	for i := 1; i < len(w); i++ {
 		id := cct.NodeID(i)

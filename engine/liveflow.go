@@ -70,6 +70,8 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64) 
 		return
 	}
 	f.running, f.started = true, time.Now()
+	// While no job runs: the runs are the jobs' to read.
+	f.x.runs, f.x.blocks = b.placeBranchRuns(), nil
 	job := flowJob{tree: b.tree, folds: b.folds, n: b.tree.Len()}
 	c := b.tree.Clone()
 	base = append([]float64(nil), base...)
@@ -91,7 +93,7 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64) 
 			return id, true
 		}
 		// What this pass did; what was decoded stays counted.
-		f.x.stats.Contexts, f.x.stats.Predicted, f.x.stats.Anchored = 0, 0, 0
+		f.x.stats.Contexts, f.x.stats.Predicted, f.x.stats.Anchored, f.x.stats.Dynamic = 0, 0, 0, 0
 		job.w = f.x.flowCalls(c, base, counts, added)
 		job.stats = f.x.stats
 		job.stats.Conservative = maps.Clone(f.x.stats.Conservative)

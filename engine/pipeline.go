@@ -60,6 +60,9 @@ type builder struct {
 	// counting uprobe: a clock sample that lands on one of them has its
 	// caller in the stack word, not in the frame-pointer chain.
 	entries map[entryKey]bool
+	// branches counts the runs of the samples' branch stacks, where the
+	// PMU records them: the basic-block profile of flow correction.
+	branches branchProfile
 }
 
 type entryKey struct {
@@ -137,6 +140,9 @@ func (b *builder) sample(r *sampler.Record) {
 	}
 	b.lastTime = r.Time
 	b.samples++
+	if len(r.Branches) > 0 {
+		b.branches.add(r)
+	}
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
 	// The first address of each part is where the thread was interrupted;

@@ -28,24 +28,35 @@ func BranchRanges(from, to []uint64, dst []Range) []Range {
 // This is the basic-block profile DynamicOutflowCorrection weighs call sites
 // with (lee2007 §3.5).
 func (g *CFG) BlockCounts(rs []Range, counts []uint64) []uint64 {
+	for _, r := range rs {
+		counts = g.AddRun(r, 1, counts)
+	}
+	return g.growCounts(counts)
+}
+
+// AddRun is BlockCounts of one run seen n times.
+func (g *CFG) AddRun(r Range, n uint64, counts []uint64) []uint64 {
+	counts = g.growCounts(counts)
+	if r.End < g.Start || r.Start >= g.End || r.Start > r.End {
+		return counts
+	}
+	// The first block starting at or after r.Start: blocks are sorted by
+	// Start and disjoint.
+	i := sort.Search(len(g.Blocks), func(i int) bool { return g.Blocks[i].Start >= r.Start })
+	if i > 0 && g.Blocks[i-1].End > r.Start {
+		// The run starts inside block i-1: a branch target in the middle
+		// of a block is not this CFG's, count nothing.
+		return counts
+	}
+	for ; i < len(g.Blocks) && g.Blocks[i].Start <= r.End; i++ {
+		counts[i] += n
+	}
+	return counts
+}
+
+func (g *CFG) growCounts(counts []uint64) []uint64 {
 	for len(counts) < len(g.Blocks) {
 		counts = append(counts, 0)
-	}
-	for _, r := range rs {
-		if r.End < g.Start || r.Start >= g.End {
-			continue
-		}
-		// The first block starting at or after r.Start: blocks are sorted
-		// by Start and disjoint.
-		i := sort.Search(len(g.Blocks), func(i int) bool { return g.Blocks[i].Start >= r.Start })
-		if i > 0 && g.Blocks[i-1].End > r.Start {
-			// The run starts inside block i-1: a branch target in the
-			// middle of a block is not this CFG's, count nothing.
-			continue
-		}
-		for ; i < len(g.Blocks) && g.Blocks[i].Start <= r.End; i++ {
-			counts[i]++
-		}
 	}
 	return counts
 }

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -51,5 +52,63 @@ func TestBlockCounts(t *testing.T) {
 	counts = g.BlockCounts(BranchRanges([]uint64{0x100, 0x118}, []uint64{0x60, 0x11f}, nil), counts)
 	if want := []uint64{2, 1, 1, 2}; !slices.Equal(counts, want) {
 		t.Errorf("counts %v after runs that prove nothing, want %v", counts, want)
+	}
+}
+
+// TestDynamicOutflow: branch stacks that take b1's arm three times for each
+// time b2's is taken set the two arms' call sites 3:1, whatever the timer
+// saw (1:1 here), keeping their sampled total; the entry's and the join's
+// sites, which ran four times, take the same frequency. A site the profile
+// never saw keeps what was sampled, an anchor its count, and a site with no
+// samples in a block the profile saw is predicted.
+func TestDynamicOutflow(t *testing.T) {
+	g := twoArms()
+	for i := range 3 {
+		b := &g.Blocks[i]
+		b.Calls = []CallSite{{Addr: b.Start + 1, Ret: b.Start + 6, Target: uint64(0x200 + i), Block: i}}
+	}
+	var counts []uint64
+	left := BranchRanges([]uint64{0x11f, 0x10e, 0x50}, []uint64{0x60, 0x118, 0x100}, nil)
+	right := BranchRanges([]uint64{0x11f, 0x106, 0x50}, []uint64{0x60, 0x110, 0x100}, nil)
+	for range 3 {
+		counts = g.BlockCounts(left, counts)
+	}
+	counts = g.BlockCounts(right, counts)
+	var sites []SiteFlow
+	for _, b := range g.Blocks {
+		for _, cs := range b.Calls {
+			sites = append(sites, SiteFlow{Site: cs})
+		}
+	}
+	if len(sites) != 4 {
+		t.Fatalf("%d call sites, want one per block", len(sites))
+	}
+	for i, w := range []float64{1, 1, 1, 1} {
+		sites[i].Outflow = w
+	}
+	c := DynamicOutflowCorrection(g, sites, counts)
+	checkOutflow(t, c, 4*4.0/12, 3*4.0/12, 1*4.0/12, 4*4.0/12)
+	if !c.Bound[1] || !c.Bound[2] {
+		t.Errorf("bound %v", c.Bound)
+	}
+
+	// The entry's site anchored at 10 calls, the join's not sampled, and
+	// the second arm never seen by the profile.
+	sites[0].Exact, sites[0].Count = true, 10
+	sites[3].Outflow = 0
+	c = DynamicOutflowCorrection(g, sites, []uint64{4, 3, 0, 4})
+	// b1 and b3 share b1's sampled 1 by 3:4.
+	checkOutflow(t, c, 10, 3.0/7, 1, 4.0/7)
+	if len(c.New) != 1 || c.New[0].Site != 3 || !near(c.New[0].Weight, 4.0/7) || !math.IsNaN(c.Factor[3]) {
+		t.Errorf("new edges %+v, factors %v: want the join's site predicted", c.New, c.Factor)
+	}
+
+	// Nothing seen, or nothing sampled where it was seen: skipped.
+	if c := DynamicOutflowCorrection(g, sites, []uint64{0, 0, 0, 0}); c.Skipped == "" {
+		t.Error("a profile that saw no site corrected something")
+	}
+	sites[1].Outflow = 0
+	if c := DynamicOutflowCorrection(g, sites, []uint64{4, 3, 0, 4}); c.Skipped == "" {
+		t.Error("no sampled flow under the seen sites, and something corrected")
 	}
 }

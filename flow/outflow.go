@@ -223,3 +223,64 @@ func (c Correction) skip(sites []SiteFlow, why string) Correction {
 	c.New, c.Bound, c.Skipped = nil, nil, why
 	return c
 }
+
+// DynamicOutflowCorrection applies the Dynamic OUTFLOW constraint (lee2007,
+// theorem 3 and §3.6) to the call sites of one function in one calling
+// context: the outflows of two sites are in the ratio of their blocks'
+// frequencies in a basic-block profile. blocks is that profile, a count per
+// block of the CFG the sites come from (BlockCounts of the branch stacks'
+// runs, say); it is the function's over all its contexts, so what it gives
+// a context is the ratio between its sites.
+//
+// Each site whose block the profile saw gets its block's frequency, scaled
+// so that those sites keep their sampled total: the profile sets the
+// shares, sampling the amount (the paper rescales "to maintain the
+// frequencies due to sampling across disparate parts of the DCG"). A site
+// in a block the profile did not see keeps its sampled outflow, as does an
+// anchor its count; a site with no samples in a block the profile saw,
+// and a direct target, is a predicted edge (New). Nothing is corrected when
+// the profile saw none of the sites, or the sites it saw have no sampled
+// flow to share.
+func DynamicOutflowCorrection(g *CFG, sites []SiteFlow, blocks []uint64) Correction {
+	n := len(sites)
+	c := Correction{Outflow: make([]float64, n), Factor: make([]float64, n), Bound: make([]bool, n)}
+	var total, freq float64
+	seen := make([]bool, n)
+	for i, s := range sites {
+		if !isWeight(s.Outflow) || s.Exact && !isWeight(s.Count) {
+			return c.skip(sites, fmt.Sprintf("site %d (%#x) has outflow %v, count %v", i, s.Site.Addr, s.Outflow, s.Count))
+		}
+		b := s.Site.Block
+		if s.Exact || b < 0 || b >= len(blocks) || b >= len(g.Blocks) || blocks[b] == 0 {
+			continue
+		}
+		seen[i] = true
+		total += s.Outflow
+		freq += float64(blocks[b])
+	}
+	if freq == 0 {
+		return c.skip(sites, "the block profile saw none of the call sites")
+	}
+	if total == 0 {
+		return c.skip(sites, "no sampled flow under the call sites the block profile saw")
+	}
+	for i, s := range sites {
+		switch {
+		case s.Exact:
+			c.Outflow[i] = s.Count
+		case seen[i]:
+			c.Outflow[i] = total * float64(blocks[s.Site.Block]) / freq
+			c.Bound[i] = true
+		default:
+			c.Outflow[i] = s.Outflow
+		}
+		c.Factor[i] = c.Outflow[i] / s.Outflow
+		if s.Outflow == 0 {
+			c.Factor[i] = math.NaN()
+			if c.Outflow[i] > 0 && s.Site.Target != 0 && !s.Exact {
+				c.New = append(c.New, NewEdge{Site: i, Addr: s.Site.Addr, Target: s.Site.Target, Weight: c.Outflow[i]})
+			}
+		}
+	}
+	return c
+}

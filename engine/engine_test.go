@@ -91,7 +91,7 @@ func TestEngineDirect(t *testing.T) {
 // clockPlan plans sampling the command argv on the CPU clock at 999 Hz,
 // counting no calls, as `cctop record --calls none` does; userOnly leaves
 // kernel frames out.
-func clockPlan(t *testing.T, userOnly bool, argv ...string) (sampler.Config, *Plan) {
+func clockPlan(t testing.TB, userOnly bool, argv ...string) (sampler.Config, *Plan) {
 	t.Helper()
 	clock, err := sampler.ParseEvent("cpu-clock")
 	if err != nil {
@@ -109,7 +109,7 @@ func clockPlan(t *testing.T, userOnly bool, argv ...string) (sampler.Config, *Pl
 
 // recordFor records argv for d as clockPlan plans it, user space only,
 // through the exported API; the recording is closed when the test ends.
-func recordFor(t *testing.T, d time.Duration, argv ...string) *Recording {
+func recordFor(t testing.TB, d time.Duration, argv ...string) *Recording {
 	t.Helper()
 	cfg, plan := clockPlan(t, true, argv...)
 	ctx, cancel := context.WithTimeout(context.Background(), d)

@@ -2,10 +2,13 @@ package engine
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/flow"
 	"github.com/cctop/cctop/symbol"
 )
@@ -58,4 +61,57 @@ func BenchmarkFlowModule(b *testing.B) {
 		b.ReportMetric(float64(bytes)/1e6, "MB-code")
 		runtime.KeepAlive(kept)
 	}
+}
+
+// BenchmarkFlowPass is one flow correction of a live profile as liveFlow
+// runs it each second, off the aggregator: a copy of the tree of g++
+// compiling a C++ file (cc1plus, 35 MB, DWARF-unwound), with every function
+// it needs already decoded. It reports the tree's contexts, the first
+// pass's time (which decodes them) and the time per context of the passes
+// after it.
+func BenchmarkFlowPass(b *testing.B) {
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		b.Skip("no g++")
+	}
+	src := filepath.Join(b.TempDir(), "heavy.cpp")
+	code := "#include <map>\n#include <regex>\n#include <string>\n#include <vector>\n#include <iostream>\n#include <algorithm>\n" +
+		"std::map<std::string, std::vector<int>> m;\nint main() { std::regex r(\"a+b*\"); for (auto& [k, v] : m) std::sort(v.begin(), v.end()); std::cout << std::regex_match(\"aab\", r); }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	rec := recordFor(b, time.Minute, gxx, "-O2", "-c", src, "-o", os.DevNull)
+	t := rec.Tree()
+	self := make([]float64, t.Len())
+	for i := range self {
+		self[i] = float64(t.Node(cct.NodeID(i)).Self.Samples)
+	}
+	x := newFlowFixer()
+	defer x.close()
+	pass := func() flowStats {
+		c := t.Clone()
+		x.stats.Contexts, x.stats.Predicted = 0, 0
+		x.flowCalls(c, self, nil, func(e predictedEdge) (cct.NodeID, bool) {
+			if e.node != cct.NoNode {
+				return e.node, true
+			}
+			leaf := cct.Frame{Func: c.Intern(cct.Func{Name: e.callee, Module: e.module})}
+			st := c.Stack(e.parent)
+			st[0].Addr = e.site
+			return c.Add(append([]cct.Frame{leaf}, st...), 0, cct.Metrics{}), true
+		})
+		return x.stats
+	}
+	t0 := time.Now()
+	st := pass()
+	first := time.Since(t0)
+	b.ResetTimer()
+	for b.Loop() {
+		pass()
+	}
+	b.ReportMetric(float64(t.Len()), "contexts")
+	b.ReportMetric(float64(st.Funcs), "funcs")
+	b.ReportMetric(float64(st.Contexts), "corrected")
+	b.ReportMetric(float64(first.Milliseconds()), "first-ms")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(t.Len()), "ns/context")
 }

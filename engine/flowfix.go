@@ -25,7 +25,7 @@ import (
 // profile holds.
 type flowFixer struct {
 	files map[string]*symbol.CodeFile // by module path; nil: not readable
-	funcs map[flowKey]*flowFunc       // by module and function start
+	funcs map[flowKey]*flowFunc       // by file (build ID) and function start
 	stats flowStats
 	// runs is the basic-block profile of the samples' branch stacks, nil
 	// where the PMU records none; blocks its counts per function, for
@@ -35,7 +35,7 @@ type flowFixer struct {
 }
 
 type flowKey struct {
-	module string
+	module string // the file's build ID, or its path without one
 	start  uint64
 }
 
@@ -113,7 +113,12 @@ func (x *flowFixer) funcAt(module string, vaddr uint64) *flowFunc {
 	if !ok {
 		return nil
 	}
+	// By build ID where the file has one: the same code mapped from
+	// another path (a container's root, a copy) is decoded once.
 	k := flowKey{module, start}
+	if len(file.BuildID) > 0 {
+		k.module = "build-id:" + string(file.BuildID)
+	}
 	if f, ok := x.funcs[k]; ok {
 		return f // nil too: its code could not be read
 	}

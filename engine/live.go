@@ -292,10 +292,11 @@ func (l *Live) flowCalls(p correct.Params) []float64 {
 	if base != nil && p.Density {
 		counts = l.b.weights.callCounts()
 	}
-	if base == nil || !hasWeight(base) {
+	fromSamples := base == nil || !hasWeight(base)
+	if fromSamples {
 		base, counts = selfOf(l.b.tree, func(m cct.Metrics) int64 { return m.Samples }), nil
 	}
-	l.flow.start(l.b, base, counts)
+	l.flow.start(l.b, base, counts, fromSamples)
 	return l.flow.weights(l.b, base)
 }
 

@@ -29,6 +29,9 @@ type liveFlow struct {
 	done    chan flowJob // the finished job, capacity 1
 	ready   atomic.Bool  // a job finished: the next tick publishes
 	started time.Time
+	// fromSamples: the last job corrected samples, no call being counted:
+	// its calls are relative frequencies.
+	fromSamples bool
 
 	// The last result applied to the live tree.
 	tree  *cct.Tree // the tree it is of, and the fold count then
@@ -65,10 +68,11 @@ func (f *liveFlow) close() {
 // start corrects a copy of the live tree with base (per node: what each
 // context weighs) and the counted functions' calls, on a goroutine, unless
 // a job runs or the last one started less than flowInterval ago.
-func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64) {
+func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, fromSamples bool) {
 	if f.running || time.Since(f.started) < flowInterval {
 		return
 	}
+	f.fromSamples = fromSamples
 	f.running, f.started = true, time.Now()
 	// While no job runs: the runs are the jobs' to read.
 	f.x.runs, f.x.blocks = b.placeBranchRuns(), nil
@@ -153,6 +157,10 @@ func (l *Live) collectFlow() {
 	first := l.flow.tree == nil
 	l.flow.collect(l.b)
 	if first && l.flow.tree != nil {
-		l.send(tui.StatusMsg{Text: "flow correction: " + l.flow.stats.String()})
+		text := "flow correction: " + l.flow.stats.String()
+		if l.flow.fromSamples {
+			text += "; no call counted: the calls are the samples' relative frequencies"
+		}
+		l.send(tui.StatusMsg{Text: text})
 	}
 }

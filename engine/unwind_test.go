@@ -35,7 +35,10 @@ func TestUnwindFramelessLeaves(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "gcc", "../testdata/leaves.c", "-O1", "-g")
-	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2", "-o", "l.pb.gz", "--", bin, "100000000")
+	// A fixed amount of work (about 2 s of CPU), not a deadline: the
+	// samples are of the CPU time the program got, however loaded the
+	// machine.
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "l.pb.gz", "--", bin, "30000")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
@@ -80,7 +83,8 @@ func TestUnwindPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "3", "-o", "py.pb.gz", "--", debianPython, script, "100000")
+	// A fixed amount of work (about 2 s of CPU): see TestUnwindFramelessLeaves.
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "py.pb.gz", "--", debianPython, script, "2500")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}

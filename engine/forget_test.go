@@ -47,7 +47,7 @@ func TestForkLoopForgotten(t *testing.T) {
 			sampled++
 		}
 	}
-	t.Logf("%d processes started, mappings kept of %d; %d threads in the table, %d of them sampled; %d seen", started, kept, threads, sampled, sess.ThreadsSeen())
+	t.Logf("%d processes started, mappings kept of %d; %d threads in the table, %d of them sampled; %d seen; %d records lost", started, kept, threads, sampled, sess.ThreadsSeen(), sess.Stats().Lost)
 	if started < 100 {
 		t.Fatalf("only %d processes started in 2 s", started)
 	}

@@ -30,10 +30,17 @@ type threadTable struct {
 	liveIn map[int]int
 	seen   int    // rows ever made, a thread that came back twice
 	now    uint64 // the latest record time, for the KindGone records
+	// exitFirst are the threads whose exit was handed on with no row for
+	// them, and when: their fork, read later from another CPU's ring,
+	// makes none.
+	exitFirst map[uint32]uint64
 }
 
+// maxExitFirst bounds threadTable.exitFirst.
+const maxExitFirst = 4096
+
 func newThreadTable() threadTable {
-	return threadTable{byTID: map[uint32]*Thread{}, alive: map[int]int{}, liveIn: map[int]int{}}
+	return threadTable{byTID: map[uint32]*Thread{}, alive: map[int]int{}, liveIn: map[int]int{}, exitFirst: map[uint32]uint64{}}
 }
 
 // entry is tid's row, made when missing.
@@ -57,6 +64,14 @@ func (t *threadTable) add(r *Record) {
 	case KindComm:
 		t.entry(r.PID, r.TID).Name = r.Comm
 	case KindFork:
+		if at, ok := t.exitFirst[r.TID]; ok {
+			delete(t.exitFirst, r.TID)
+			if at >= r.Time {
+				// Its exit came first, from another CPU's ring in an
+				// earlier batch: a row made now would never go.
+				break
+			}
+		}
 		if _, ok := t.byTID[r.TID]; !ok {
 			name := ""
 			if parent := t.byTID[r.PTID]; parent != nil {
@@ -65,8 +80,16 @@ func (t *threadTable) add(r *Record) {
 			t.entry(r.PID, r.TID).Name = name
 		}
 	case KindExit:
-		if th := t.byTID[r.TID]; th != nil && th.Samples == 0 {
+		th := t.byTID[r.TID]
+		if th != nil && th.Samples == 0 {
 			delete(t.byTID, r.TID)
+		}
+		if th == nil {
+			// No row: its fork may not be handed on yet.
+			if len(t.exitFirst) >= maxExitFirst {
+				clear(t.exitFirst) // threads that were there before the target was attached
+			}
+			t.exitFirst[r.TID] = r.Time
 		}
 	}
 }

@@ -154,3 +154,21 @@ func TestLateForkKeepsEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadTableExitBeforeFork: a short-lived thread's exit, read from one
+// CPU's ring, is handed on a drain before its fork, read late from
+// another's: no row is left for it. A later thread that takes the TID gets
+// its row.
+func TestThreadTableExitBeforeFork(t *testing.T) {
+	s := tableSession()
+	tid := uint32(fakePID + 7)
+	s.drainOf(Record{Kind: KindExit, PID: fakePID, TID: tid, Time: 200})
+	s.drainOf(Record{Kind: KindFork, PID: fakePID, TID: tid, PPID: fakePID, PTID: fakePID, Time: 100})
+	if th := s.threads.byTID[tid]; th != nil {
+		t.Errorf("thread %d exited before its fork was read, and stays: %+v", tid, th)
+	}
+	s.drainOf(Record{Kind: KindFork, PID: fakePID, TID: tid, PPID: fakePID, PTID: fakePID, Time: 300})
+	if th := s.threads.byTID[tid]; th == nil {
+		t.Errorf("a new thread %d with the TID has no row", tid)
+	}
+}

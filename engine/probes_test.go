@@ -401,9 +401,11 @@ func TestRecordFoldsProbes(t *testing.T) {
 		calls = "uprobe:" + workloadPkg + "densityLeaf"
 	}
 	// 11 µs a leaf call: about 5% of the time goes to the probe; a budget
-	// that keeps it counted whatever the trial sees on a busy machine.
+	// that keeps it counted whatever the trial sees on a busy machine. A
+	// fixed amount of work (about 3 s of CPU), not a deadline: a CI run
+	// starved the workload to 79 samples in 3 s, too few to arm on.
 	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", calls, "--budget", "30", "-o", "p.pb.gz", "--",
-		cctopBin, "workload", "density", "-size", "5000", "-calls", "200", "-duration", "3s")
+		cctopBin, "workload", "density", "-size", "5000", "-calls", "200", "-rounds", "400")
 	if code != 0 {
 		t.Fatalf("record: %s", stderr)
 	}

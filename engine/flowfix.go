@@ -470,10 +470,17 @@ func (b *builder) applyFlow() flowStats {
 	return x.stats
 }
 
-// addPredicted adds the context of predicted edge e to the tree, weighing
-// nothing yet, and returns it.
+// addPredicted adds the context of predicted edge e to the builder's tree,
+// weighing nothing yet, on a thread that ran its caller, and returns it.
 func (b *builder) addPredicted(e predictedEdge) (cct.NodeID, bool) {
-	t := b.tree
+	return addPredictedTo(b.tree, e, func() cct.FuncID { return b.intern(symbol.Frame{Func: e.callee, Module: e.module}) },
+		func() uint32 { return sampledThread(b.tree, e.parent) })
+}
+
+// addPredictedTo adds the context of predicted edge e to t, weighing
+// nothing yet, and returns it: the callee's context where t has it, else a
+// new one for callee (its FuncID in t) under the caller's, on thread tid.
+func addPredictedTo(t *cct.Tree, e predictedEdge, callee func() cct.FuncID, tid func() uint32) (cct.NodeID, bool) {
 	if e.node != cct.NoNode {
 		return e.node, true
 	}
@@ -483,8 +490,8 @@ func (b *builder) addPredicted(e predictedEdge) (cct.NodeID, bool) {
 	}
 	// The caller's frame calls from the predicted site.
 	stack[0].Addr = e.site
-	leaf := cct.Frame{Func: b.intern(symbol.Frame{Func: e.callee, Module: e.module})}
-	return t.Add(append([]cct.Frame{leaf}, stack...), sampledThread(t, e.parent), cct.Metrics{}), true
+	leaf := cct.Frame{Func: callee()}
+	return t.Add(append([]cct.Frame{leaf}, stack...), tid(), cct.Metrics{}), true
 }
 
 // sampledThread is a thread with samples at or under id, the first found

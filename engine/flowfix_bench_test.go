@@ -92,13 +92,8 @@ func BenchmarkFlowPass(b *testing.B) {
 		c := t.Clone()
 		x.stats.Contexts, x.stats.Predicted = 0, 0
 		x.flowCalls(c, self, nil, func(e predictedEdge) (cct.NodeID, bool) {
-			if e.node != cct.NoNode {
-				return e.node, true
-			}
-			leaf := cct.Frame{Func: c.Intern(cct.Func{Name: e.callee, Module: e.module})}
-			st := c.Stack(e.parent)
-			st[0].Addr = e.site
-			return c.Add(append([]cct.Frame{leaf}, st...), 0, cct.Metrics{}), true
+			return addPredictedTo(c, e, func() cct.FuncID { return c.Intern(cct.Func{Name: e.callee, Module: e.module}) },
+				func() uint32 { return 0 })
 		})
 		return x.stats
 	}

@@ -40,7 +40,7 @@ func startLiveOn(t *testing.T, user bool, set func(*Options), args ...string) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLive("density", sess, b, plan)
+	l := newLive(args[0], sess, b, plan)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.run(ctx); close(done) }()

@@ -81,20 +81,12 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, 
 	base = append([]float64(nil), base...)
 	go func() {
 		added := func(e predictedEdge) (cct.NodeID, bool) {
-			if e.node != cct.NoNode {
-				return e.node, true
-			}
-			stack := c.Stack(e.parent)
-			if len(stack) == 0 {
-				return 0, false
-			}
-			stack[0].Addr = e.site
-			leaf := cct.Frame{Func: c.Intern(cct.Func{Name: e.callee, Module: e.module})}
-			id := c.Add(append([]cct.Frame{leaf}, stack...), 0, cct.Metrics{})
-			if int(id) >= job.n {
+			id, ok := addPredictedTo(c, e, func() cct.FuncID { return c.Intern(cct.Func{Name: e.callee, Module: e.module}) },
+				func() uint32 { return 0 })
+			if ok && int(id) >= job.n {
 				job.added, job.at = append(job.added, e), append(job.at, id)
 			}
-			return id, true
+			return id, ok
 		}
 		// What this pass did; what was decoded stays counted.
 		f.x.stats.Contexts, f.x.stats.Predicted, f.x.stats.Anchored, f.x.stats.Dynamic = 0, 0, 0, 0

@@ -23,7 +23,10 @@ import (
 func TestRecordDensity(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "3s", "-o", "d.pb.gz", "--", cctopBin, "workload", "density")
+	// A fixed amount of work (60 rounds, about 2 s of CPU), not a deadline:
+	// a starved run under the race detector took 80 ms of leaf samples in
+	// 3 s, too few for the ratio.
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-o", "d.pb.gz", "--", cctopBin, "workload", "density", "-rounds", "60")
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}

@@ -51,8 +51,18 @@ func startTmux(t *testing.T, suffix string, w, h int, command string) *tmuxSessi
 	s := &tmuxSession{t: t, name: fmt.Sprintf("cctop-test-%d%s", os.Getpid(), suffix)}
 	exec.Command("tmux", "kill-session", "-t", "="+s.name).Run()
 	wd, _ := os.Getwd()
-	out, err := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-c", wd, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
-		command).CombinedOutput()
+	var out []byte
+	var err error
+	for try := 0; ; try++ {
+		out, err = exec.Command("tmux", "new-session", "-d", "-s", s.name, "-c", wd, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
+			command).CombinedOutput()
+		// The previous test's last session ended, and the tmux server with
+		// it: a client that reached the server as it went is told so.
+		if err == nil || try == 4 || !strings.Contains(string(out), "server exited unexpectedly") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}

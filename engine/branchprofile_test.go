@@ -105,7 +105,7 @@ func TestBranchProfileFlow(t *testing.T) {
 	if r := factor[nA] / factor[nB]; math.Abs(r-1) > 1e-9 || x.stats.Dynamic != 0 {
 		t.Errorf("without a block profile: factors %v, %v (dynamic %d): FDOM does not relate the arms", factor[nA], factor[nB], x.stats.Dynamic)
 	}
-	x.runs = b.placeBranchRuns()
+	x.beginPass(b.placeBranchRuns())
 	factor, _, _ = x.factors(tr, self)
 	if r := factor[nA] / factor[nB]; math.Abs(r-3) > 1e-9 || x.stats.Dynamic != 1 {
 		t.Errorf("with the block profile: factors %v, %v (dynamic %d), want them 3:1", factor[nA], factor[nB], x.stats.Dynamic)
@@ -113,4 +113,5 @@ func TestBranchProfileFlow(t *testing.T) {
 	if !strings.Contains(x.stats.String(), "by branch stacks' block profile") {
 		t.Errorf("stats %q", x.stats.String())
 	}
+
 }

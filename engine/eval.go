@@ -220,7 +220,7 @@ func flowEdgeWeights(rec *Recording, p correct.Params, counted map[string]bool) 
 	}
 	x := newFlowFixer()
 	defer x.close()
-	x.runs = b.placeBranchRuns()
+	x.beginPass(b.placeBranchRuns())
 	w := x.flowCalls(b.tree, perNode, counts, b.addPredicted)
 	return projectEdges(b.tree, w, counted)
 }

@@ -155,6 +155,14 @@ func (f *flowFunc) site(pc uint64) int {
 	return -1
 }
 
+// beginPass readies x for one correction of a profile, runs being its
+// branch stacks' runs (nil: none): the block counts and what the last pass
+// did are forgotten; the decoded functions, and their count, stay.
+func (x *flowFixer) beginPass(runs blockRuns) {
+	x.runs, x.blocks = runs, nil
+	x.stats.Contexts, x.stats.Predicted, x.stats.Anchored, x.stats.Dynamic = 0, 0, 0, 0
+}
+
 // blockCounts is f's basic-block profile from the branch stacks' runs, nil
 // without one.
 func (x *flowFixer) blockCounts(module string, f *flowFunc) []uint64 {
@@ -438,17 +446,19 @@ func (b *builder) applyFlow() flowStats {
 		return float64(m.Samples)
 	}
 	n := t.Len()
-	self := make([]float64, n)
-	for i := range self {
-		self[i] = base(t.Node(cct.NodeID(i)).Self)
-	}
+	self := selfOf(t, func(m cct.Metrics) int64 {
+		if useCalls {
+			return m.Calls
+		}
+		return m.Samples
+	})
 	var counts map[string]float64
 	if useCalls && b.weights != nil {
 		counts = b.weights.callCounts()
 	}
 	x := newFlowFixer()
 	defer x.close()
-	x.runs = b.placeBranchRuns()
+	x.beginPass(b.placeBranchRuns())
 	w := x.flowCalls(t, self, counts, b.addPredicted)
 	for i := 1; i < len(w); i++ {
 		id := cct.NodeID(i)

@@ -82,15 +82,12 @@ func BenchmarkFlowPass(b *testing.B) {
 	}
 	rec := recordFor(b, time.Minute, gxx, "-O2", "-c", src, "-o", os.DevNull)
 	t := rec.Tree()
-	self := make([]float64, t.Len())
-	for i := range self {
-		self[i] = float64(t.Node(cct.NodeID(i)).Self.Samples)
-	}
+	self := selfOf(t, func(m cct.Metrics) int64 { return m.Samples })
 	x := newFlowFixer()
 	defer x.close()
 	pass := func() flowStats {
 		c := t.Clone()
-		x.stats.Contexts, x.stats.Predicted = 0, 0
+		x.beginPass(nil)
 		x.flowCalls(c, self, nil, func(e predictedEdge) (cct.NodeID, bool) {
 			return addPredictedTo(c, e, func() cct.FuncID { return c.Intern(cct.Func{Name: e.callee, Module: e.module}) },
 				func() uint32 { return 0 })

@@ -21,10 +21,7 @@ func TestFlowStages(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	rec := recordFor(t, 3*time.Second, cctopBin, "workload", "stages", "-loop")
 	tr := rec.Tree()
-	self := make([]float64, tr.Len())
-	for i := range self {
-		self[i] = float64(tr.Node(cct.NodeID(i)).Self.Samples)
-	}
+	self := selfOf(tr, func(m cct.Metrics) int64 { return m.Samples })
 	x := newFlowFixer()
 	defer x.close()
 	factor, _, _ := x.factors(tr, self)

@@ -75,7 +75,7 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, 
 	f.fromSamples = fromSamples
 	f.running, f.started = true, time.Now()
 	// While no job runs: the runs are the jobs' to read.
-	f.x.runs, f.x.blocks = b.placeBranchRuns(), nil
+	f.x.beginPass(b.placeBranchRuns())
 	job := flowJob{tree: b.tree, folds: b.folds, n: b.tree.Len()}
 	c := b.tree.Clone()
 	base = append([]float64(nil), base...)
@@ -88,8 +88,6 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, 
 			}
 			return id, ok
 		}
-		// What this pass did; what was decoded stays counted.
-		f.x.stats.Contexts, f.x.stats.Predicted, f.x.stats.Anchored, f.x.stats.Dynamic = 0, 0, 0, 0
 		job.w = f.x.flowCalls(c, base, counts, added)
 		job.stats = f.x.stats
 		job.stats.Conservative = maps.Clone(f.x.stats.Conservative)

@@ -13,9 +13,14 @@ import (
 // counts those runs by process and address, and the correction, off it,
 // places them in the functions' CFGs.
 
-// maxBranchRuns bounds the distinct runs kept: hot code repeats a few
-// thousand; a cold tail past this many is not worth the memory.
-const maxBranchRuns = 1 << 16
+// maxBranchRuns bounds the distinct runs counted between two placings, and
+// maxPlacedRuns those placed over a whole profile: hot code repeats a few
+// thousand; a cold tail past this many is not worth the memory (a large
+// program sampled for hours would otherwise add runs without end).
+const (
+	maxBranchRuns = 1 << 16
+	maxPlacedRuns = 1 << 18
+)
 
 // branchRun is a run of straight-line code in one process, as the branch
 // stack gives it: runtime addresses.
@@ -28,8 +33,9 @@ type branchRun struct {
 type branchProfile struct {
 	runs    map[branchRun]uint64 // not placed yet
 	placed  map[string]map[flow.Range]uint64
+	nPlaced int       // distinct runs in placed
 	sorted  blockRuns // placed, by module and start
-	dropped uint64    // runs not kept past maxBranchRuns
+	dropped uint64    // runs not kept past maxBranchRuns or maxPlacedRuns
 	scratch []flow.Range
 	from    []uint64
 	to      []uint64
@@ -106,7 +112,15 @@ func (b *builder) placeBranchRuns() blockRuns {
 			m = map[flow.Range]uint64{}
 			p.placed[s.Module] = m
 		}
-		m[flow.Range{Start: s.Addr, End: e.Addr}] += n
+		r := flow.Range{Start: s.Addr, End: e.Addr}
+		if _, ok := m[r]; !ok {
+			if p.nPlaced >= maxPlacedRuns {
+				p.dropped++
+				continue
+			}
+			p.nPlaced++
+		}
+		m[r] += n
 	}
 	clear(p.runs)
 	p.sorted = blockRuns{}

@@ -114,4 +114,22 @@ func TestBranchProfileFlow(t *testing.T) {
 		t.Errorf("stats %q", x.stats.String())
 	}
 
+	// Past maxPlacedRuns a run not placed before is dropped, and counted;
+	// one placed before still adds up.
+	p := &b.branches
+	p.nPlaced = maxPlacedRuns
+	known := b.placeBranchRuns()[mod]
+	before := known[0].n + known[1].n
+	for _, site := range []int{siteA, siteB} {
+		r := sampler.Record{Kind: sampler.KindSample, PID: uint32(pid), TID: uint32(pid), Branches: run(site)}
+		p.add(&r)
+	}
+	blk := f.cfg.Blocks[f.sites[siteA].Block]
+	r := sampler.Record{Kind: sampler.KindSample, PID: uint32(pid), TID: uint32(pid),
+		Branches: []sampler.Branch{{From: bias + blk.End - 2, To: bias + 0x10}, {From: bias + 0x20, To: bias + blk.Start}}}
+	p.add(&r)
+	after := b.placeBranchRuns()[mod]
+	if len(after) != 2 || after[0].n+after[1].n != before+2 || p.dropped != 1 || p.nPlaced != maxPlacedRuns {
+		t.Errorf("at the cap: runs %+v (before %d seen), dropped %d, placed %d", after, before, p.dropped, p.nPlaced)
+	}
 }

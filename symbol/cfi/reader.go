@@ -81,41 +81,33 @@ func (r *reader) addr(size uint8) uint64 {
 // rejected: the encoding is still consumed to its end, so the next field
 // stays in sync.
 func (r *reader) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		c := r.u8()
-		if r.bad {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-			shift += 7
-		}
-		if c&0x80 == 0 {
-			return v
-		}
-	}
+	v, _, _ := r.leb()
+	return v
 }
 
 // sleb reads a signed LEB128.
 func (r *reader) sleb() int64 {
-	var v uint64
-	var shift uint
+	v, shift, last := r.leb()
+	if shift < 64 && last&0x40 != 0 {
+		v |= ^uint64(0) << shift
+	}
+	return int64(v)
+}
+
+// leb reads the bits of a LEB128 (as uleb says), and returns how far they
+// reached and the last byte, whose 0x40 bit is the sign of an sleb.
+func (r *reader) leb() (v uint64, shift uint, last byte) {
 	for {
 		c := r.u8()
 		if r.bad {
-			return 0
+			return 0, 0, 0
 		}
 		if shift < 64 {
 			v |= uint64(c&0x7f) << shift
 			shift += 7
 		}
 		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= ^uint64(0) << shift
-			}
-			return int64(v)
+			return v, shift, c
 		}
 	}
 }

@@ -49,7 +49,28 @@ type Config struct {
 	Follow bool
 	// PollInterval bounds how long records wait in the rings.
 	PollInterval time.Duration
+	// OffCPU records the target's context switches (KindSwitch) and the
+	// stacks of its threads off the CPU (Record.OffCPU): a sample at
+	// every switch out where the kernel lets cctop sample kernel events,
+	// else probes of blocked threads' user stacks read from /proc
+	// (Session.OffCPU says which). Every event then times its records
+	// with CLOCK_MONOTONIC, the probes' clock.
+	OffCPU bool
+	// OffCPUProbe takes off-CPU stacks with the probes even where
+	// switch samples are allowed.
+	OffCPUProbe bool
+	// ProbeHz is how often the probes look at blocked threads (default
+	// DefaultProbeHz); each look reads at most MaxProbeThreads threads.
+	ProbeHz int
 }
+
+// DefaultProbeHz is the probes' default rate, and MaxProbeThreads how many
+// threads one look reads at most, round robin over the target's threads:
+// the cost is bounded whatever the number of threads.
+const (
+	DefaultProbeHz  = 100
+	MaxProbeThreads = 16
+)
 
 // MaxUserStack is the largest user stack copy the kernel allows: a record
 // is at most 64 KiB, and the size must be a multiple of 8.
@@ -63,6 +84,10 @@ type Stats struct {
 	Corrupt    uint64 // ring batches dropped at a malformed header
 	Threads    int    // threads seen alive
 	ThreadsNew uint64 // threads created since start
+	// With Config.OffCPU: switches out of the CPU recorded, samples
+	// taken at them, probes of blocked threads that gave a stack, and
+	// probes that did not (the thread ran again, or was gone).
+	Switches, SwitchSamples, Probes, ProbeMisses uint64
 }
 
 // Thread is one of the target's threads as a profile names it.

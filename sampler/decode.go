@@ -54,7 +54,10 @@ const (
 	miscKernel      = 1
 	miscUser        = 2
 	miscCommExec    = 1 << 13
-	miscMmapBuildID = 1 << 14
+	// PERF_RECORD_MISC_SWITCH_OUT and _OUT_PREEMPT, on switch records.
+	miscSwitchOut        = 1 << 13
+	miscSwitchOutPreempt = 1 << 14
+	miscMmapBuildID      = 1 << 14
 )
 
 // Callchain context markers: the kernel separates the kernel and user parts of
@@ -84,6 +87,10 @@ const (
 	// KindGone is made up by cctop: process PID has ended and every
 	// record of it has been handed on; what is kept of it can go.
 	KindGone
+	// KindSwitch is a context switch of thread TID at Time
+	// (PERF_RECORD_SWITCH, or SWITCH_CPU_WIDE): out of the CPU when
+	// SwitchOut, back on it otherwise.
+	KindSwitch
 )
 
 func (k Kind) String() string {
@@ -106,6 +113,8 @@ func (k Kind) String() string {
 		return "unthrottle"
 	case KindGone:
 		return "gone"
+	case KindSwitch:
+		return "switch"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -131,6 +140,14 @@ type Record struct {
 	// KindSample
 	IP     uint64
 	Period uint64
+	// OffCPU: the sample is of a thread leaving the CPU or off it, not of
+	// its running: taken at a context switch (the context-switches event)
+	// or, Probed, read from /proc while the thread was blocked. Its weight
+	// is the time off the CPU that the KindSwitch records measure.
+	OffCPU, Probed bool
+	// Syscall is the system call a probed thread was blocked in, -1 when
+	// it was not in one (preempted in user space) or not known.
+	Syscall int32
 	// StackWord is the user stack's top word (the return address at a
 	// function's entry), when HasStackWord; StackWord2 the next one, when
 	// HasStackWord2. UserFP is the user frame-pointer register (BP, x29)
@@ -168,6 +185,14 @@ type Record struct {
 	// KindLost: number of records lost
 	Lost uint64
 }
+
+// SwitchOut reports whether a KindSwitch record is the thread leaving the
+// CPU (else it is coming back on).
+func (r *Record) SwitchOut() bool { return r.Kind == KindSwitch && r.Misc&miscSwitchOut != 0 }
+
+// Preempted reports whether a KindSwitch out of the CPU was a preemption:
+// the thread was still runnable and waits in the run queue, not blocked.
+func (r *Record) Preempted() bool { return r.SwitchOut() && r.Misc&miscSwitchOutPreempt != 0 }
 
 // Exec reports whether a KindComm record comes from an exec.
 func (r *Record) Exec() bool { return r.Kind == KindComm && r.Misc&miscCommExec != 0 }

@@ -15,6 +15,8 @@ func timeField(m *Metrics) *int64    { return &m.Time }
 func callsField(m *Metrics) *int64   { return &m.Calls }
 func adjField(m *Metrics) *int64     { return &m.CallsAdj }
 func flowField(m *Metrics) *int64    { return &m.CallsFlow }
+func offCPUField(m *Metrics) *int64  { return &m.OffCPU }
+func wallField(m *Metrics) *int64    { return &m.Wall }
 
 // exportColumns is the design's column order: samples/count first, then the trigger's
 // metric (cpu/nanoseconds or cycles/count).
@@ -29,8 +31,21 @@ func exportColumns(m Meta) []column {
 	if m.Flow {
 		cols = append(cols, column{"calls_flow", "count", flowField})
 	}
+	if m.OffCPU {
+		cols = append(cols, column{OffCPUType, "nanoseconds", offCPUField})
+	}
+	if m.Wall {
+		cols = append(cols, column{WallType, "nanoseconds", wallField})
+	}
 	return cols
 }
+
+// The value columns of off-CPU and wall-clock time, offcpu/nanoseconds and
+// wall/nanoseconds.
+const (
+	OffCPUType = "offcpu"
+	WallType   = "wall"
+)
 
 // boundColumn is a Metrics field and the index of the file column it is read from.
 type boundColumn struct {
@@ -72,7 +87,7 @@ func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *pr
 	}
 	if tm < 0 {
 		for i, vt := range types {
-			if vt.Unit == "nanoseconds" {
+			if vt.Unit == "nanoseconds" && vt.Type != OffCPUType && vt.Type != WallType {
 				tm = i
 				break
 			}
@@ -98,6 +113,10 @@ func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *pr
 			cols = append(cols, boundColumn{i, adjField})
 		case vt.Type == "calls_flow" && vt.Unit == "count":
 			cols = append(cols, boundColumn{i, flowField})
+		case vt.Type == OffCPUType && vt.Unit == "nanoseconds":
+			cols = append(cols, boundColumn{i, offCPUField})
+		case vt.Type == WallType && vt.Unit == "nanoseconds":
+			cols = append(cols, boundColumn{i, wallField})
 		}
 	}
 	return cols, timeType

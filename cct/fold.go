@@ -1,6 +1,9 @@
 package cct
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // OtherName is the node that cold contexts fold into when the tree is capped: one per
 // parent, holding the samples of every context folded there as its self.
@@ -15,6 +18,22 @@ const TruncatedName = "[truncated]"
 // there is time the target spent because cctop counts calls, and sits
 // under the probed function as this one frame rather than as a kernel path.
 const ProbesName = "[cctop probes]"
+
+// offCPUPrefix begins the leaf frame of an off-CPU stack, which names why
+// the thread was off the CPU: "[off-cpu: futex]", "[off-cpu: preempted]".
+const offCPUPrefix = "[off-cpu: "
+
+// OffCPUFrame is the name of the leaf frame of off-CPU stacks for reason.
+func OffCPUFrame(reason string) string { return offCPUPrefix + reason + "]" }
+
+// OffCPUReason is the reason an OffCPUFrame names, and whether name is one.
+func OffCPUReason(name string) (string, bool) {
+	r, ok := strings.CutPrefix(name, offCPUPrefix)
+	if !ok || !strings.HasSuffix(r, "]") {
+		return "", false
+	}
+	return r[:len(r)-1], true
+}
 
 // Fold bounds the tree to at most keep nodes, the root included: the contexts with the
 // fewest samples (Total.Samples) fold into an [other] child of their nearest kept ancestor,

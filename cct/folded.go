@@ -18,6 +18,12 @@ const inlinedSuffix = "_[i]"
 // same line and are summed; lines are sorted so that output is reproducible. Samples with an
 // empty stack have no line.
 func (t *Tree) WriteFolded(w io.Writer) error {
+	return t.WriteFoldedOf(w, func(m Metrics) int64 { return m.Samples })
+}
+
+// WriteFoldedOf is WriteFolded with another self value per line: off-CPU or
+// wall-clock nanoseconds, say.
+func (t *Tree) WriteFoldedOf(w io.Writer, value func(Metrics) int64) error {
 	counts := make(map[string]int64)
 	names := make([]string, len(t.funcs))
 	for i := range t.funcs {
@@ -26,7 +32,7 @@ func (t *Tree) WriteFolded(w io.Writer) error {
 	var sb strings.Builder
 	var path []NodeID
 	for id := 1; id < len(t.nodes); id++ {
-		if n := t.nodes[id].Self.Samples; n > 0 {
+		if n := value(t.nodes[id].Self); n > 0 {
 			sb.Reset()
 			path = path[:0]
 			for x := NodeID(id); x > 0; x = t.nodes[x].Parent {

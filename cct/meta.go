@@ -23,6 +23,11 @@ type Meta struct {
 	// Flow says the tree carries control-flow-corrected call weights: the
 	// calls_flow/count column.
 	Flow bool
+	// OffCPU and Wall say the tree carries off-CPU and wall-clock time:
+	// the offcpu/nanoseconds and wall/nanoseconds columns. DefaultType
+	// is the column pprof shows first ("": the trigger's, SampleType).
+	OffCPU, Wall bool
+	DefaultType  string
 }
 
 // withDefaults fills what a file needs: a clock profile unless said otherwise.

@@ -13,6 +13,12 @@ type Metrics struct {
 	// CallsFlow is the calls of the call edge into this context under
 	// control-flow correction (design §4b, package flow), set with AddSelf.
 	CallsFlow int64
+	// OffCPU is the time the context's threads spent off the CPU (blocked,
+	// or waiting in the run queue) with this stack, in ns; Wall is its
+	// time on the CPU (a clock's Time) and off it together. Both are kept
+	// only when a profile records context switches (--mode offcpu|wall).
+	OffCPU int64
+	Wall   int64
 }
 
 // Add adds o to m.
@@ -22,6 +28,8 @@ func (m *Metrics) Add(o Metrics) {
 	m.Calls += o.Calls
 	m.CallsAdj += o.CallsAdj
 	m.CallsFlow += o.CallsFlow
+	m.OffCPU += o.OffCPU
+	m.Wall += o.Wall
 }
 
 // IsZero reports whether every value of m is zero.

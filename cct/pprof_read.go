@@ -101,7 +101,14 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 			meta.Calls = true
 		case "calls_flow":
 			meta.Flow = true
+		case OffCPUType:
+			meta.OffCPU = true
+		case WallType:
+			meta.Wall = true
 		}
+	}
+	if p.DefaultSampleType != meta.SampleType {
+		meta.DefaultType = p.DefaultSampleType
 	}
 
 	t := New()

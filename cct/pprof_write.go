@@ -13,6 +13,9 @@ const (
 	labelThreadID   = "thread_id"   // numeric
 	labelThreadName = "thread_name" // string
 	labelPID        = "pid"         // numeric, when known
+	// labelOffCPUReason is why a thread was off the CPU (futex,
+	// nanosleep, preempted...), on the samples of an OffCPUFrame leaf.
+	labelOffCPUReason = "offcpu_reason"
 )
 
 // WriteProfile writes t as a gzipped profile.proto (see Profile).
@@ -40,8 +43,12 @@ func (t *Tree) WriteProfile(w io.Writer, m Meta) error {
 func (t *Tree) Profile(m Meta) *profile.Profile {
 	m = m.withDefaults()
 	cols := exportColumns(m)
+	def := m.SampleType
+	if m.DefaultType != "" {
+		def = m.DefaultType
+	}
 	p := &profile.Profile{
-		DefaultSampleType: m.SampleType,
+		DefaultSampleType: def,
 		PeriodType:        &profile.ValueType{Type: m.PeriodType, Unit: m.Unit},
 		Period:            m.Period,
 		TimeNanos:         m.TimeNanos,
@@ -69,6 +76,7 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 		}
 		var locs []*profile.Location
 		located := false
+		reason, offcpu := OffCPUReason(t.funcs[t.nodes[id].Func].Name)
 		for _, ts := range t.Threads(NodeID(id)) {
 			if ts.Self.IsZero() {
 				continue
@@ -89,6 +97,12 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 				if th.Name != "" {
 					s.Label = map[string][]string{labelThreadName: {th.Name}}
 				}
+			}
+			if offcpu {
+				if s.Label == nil {
+					s.Label = map[string][]string{}
+				}
+				s.Label[labelOffCPUReason] = []string{reason}
 			}
 			p.Sample = append(p.Sample, s)
 		}

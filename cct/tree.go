@@ -281,6 +281,32 @@ func (t *Tree) Threads(id NodeID) []ThreadSelf {
 	return out
 }
 
+// ThreadTotals is each thread's self metrics summed over the tree: the
+// whole profile of each thread.
+func (t *Tree) ThreadTotals() map[uint32]Metrics {
+	out := make(map[uint32]Metrics)
+	for i := range t.threads {
+		m := out[t.threads[i].tid]
+		m.Add(t.threads[i].m)
+		out[t.threads[i].tid] = m
+	}
+	return out
+}
+
+// SelfOfThreads is one self metric of every node, summed over the threads
+// keep accepts.
+func (t *Tree) SelfOfThreads(metric func(Metrics) int64, keep func(tid uint32) bool) []float64 {
+	w := make([]float64, len(t.nodes))
+	for id := range t.nodes {
+		for i := t.nodes[id].firstThread; i >= 0; i = t.threads[i].next {
+			if th := &t.threads[i]; keep(th.tid) {
+				w[id] += float64(metric(th.m))
+			}
+		}
+	}
+	return w
+}
+
 // TIDs returns every thread that has samples in the tree, ascending.
 func (t *Tree) TIDs() []uint32 {
 	seen := make(map[uint32]bool)

@@ -47,6 +47,7 @@ type Plan struct {
 	entries map[entryKey]bool
 	unwind  unwindPlan
 	limits  limits
+	mode    string // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records

@@ -27,6 +27,10 @@ type Options struct {
 	StackSize int     // bytes of user stack copied per sample for UnwindDWARF
 	MaxNodes  int     // calling contexts kept; colder ones fold into [other] (0: no limit)
 	MaxLog    int     // newest samples kept for re-weighting call estimates (0: no limit)
+	// Mode is what the time metric holds: ModeCPU (time on the CPU),
+	// ModeOffCPU (time off it, from context switches) or ModeWall (both);
+	// "" is ModeCPU.
+	Mode string
 }
 
 // Triggers (Options.Trigger).
@@ -81,10 +85,33 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if err := planMode(cfg, plan, o.Mode); err != nil {
+		return nil, err
+	}
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
 	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog}
 	planBranchStack(cfg)
 	return plan, err
+}
+
+// planMode records context switches for the off-CPU and wall modes. Wall
+// time adds time off the CPU to the samples' time on it, which must then
+// be a clock's.
+func planMode(cfg *sampler.Config, plan *Plan, mode string) error {
+	switch mode {
+	case "", ModeCPU:
+		plan.mode = ModeCPU
+		return nil
+	case ModeOffCPU, ModeWall:
+	default:
+		return usageError("--mode %s: want cpu, offcpu or wall", mode)
+	}
+	if mode == ModeWall && !cfg.Leader.IsClock() {
+		return usageError("--mode wall adds time off the CPU to a clock's time on it: -e %s counts %s, not time (use -e cpu-clock, or --mode offcpu)", cfg.Leader.Name, cfg.Leader.Name)
+	}
+	plan.mode = mode
+	cfg.OffCPU = true
+	return nil
 }
 
 // planBranchStack asks for each sample's branch stack where the sampling

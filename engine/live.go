@@ -73,7 +73,7 @@ func newLive(target string, sess *sampler.Session, b *builder, plan *Plan) *Live
 	l := &Live{
 		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan, sess),
 		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
-		viewState: newViewState(plan.params, "uncorrected samples"), start: time.Now(),
+		viewState: newViewState(plan.params, "uncorrected samples", plan.mode), start: time.Now(),
 	}
 	if b.weights != nil && plan.params.Density {
 		l.metric = "calls"
@@ -212,6 +212,9 @@ func (l *Live) apply(a tui.Action) {
 			nb.weights.timeline, nb.weights.latency = l.b.weights.timeline, l.b.weights.latency
 			nb.weights.trigger = l.b.weights.trigger
 		}
+		if l.b.off != nil {
+			nb.off = l.b.off.carry(monoNow())
+		}
 		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
 			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
 		}
@@ -314,6 +317,41 @@ func (l *Live) compared(name string, _ bool, _ correct.Params) ([]float64, bool)
 
 func (l *Live) reweighs() bool { return true }
 
+func (l *Live) offCPU() bool { return l.b.off != nil }
+
+// switchMode starts recording context switches for the off-CPU and wall
+// modes, and stops it for cpu (the time off the CPU so far stays in the
+// profile). The events are reopened; the profile so far stays.
+func (l *Live) switchMode(mode string) error {
+	if mode == ModeWall && !l.b.clock {
+		return fmt.Errorf("mode wall needs time on the CPU from a clock: this profile samples %s", l.sess.Config().Leader.Name)
+	}
+	on := mode != ModeCPU
+	if on != l.sess.Config().OffCPU {
+		start := monoNow()
+		if err := l.reconfigure(func(c *sampler.Config) { c.OffCPU = on }); err != nil {
+			return fmt.Errorf("mode %s: %w", mode, err)
+		}
+		if w := l.b.weights; w != nil {
+			w.reset(l.sess.Generation())
+		}
+		switch {
+		case !on:
+			// No switch comes now to end what is open.
+			l.b.off.threads = map[uint32]*offThread{}
+		case l.b.off == nil:
+			l.b.off = newOffCPU(start)
+		default:
+			l.b.off.start, l.b.off.threads = start, map[uint32]*offThread{}
+		}
+		if on {
+			l.b.off.blockedSince(l.sess.PID())
+		}
+	}
+	l.plan.mode = mode
+	return nil
+}
+
 // save writes the profile so far, its call estimates under p's alpha
 // (and its comments saying so).
 func (l *Live) save(path string, p correct.Params) error {
@@ -388,6 +426,7 @@ func (l *Live) publish() {
 	case l.paused:
 		state = "paused"
 	}
+	l.b.settle(monoNow())
 	names := threadNames(l.sess)
 	threads := make([]cct.Thread, 0, len(names))
 	for _, th := range names {

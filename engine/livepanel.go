@@ -28,6 +28,17 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 	for _, st := range l.b.unwound.topStops(3) {
 		c.Stops = append(c.Stops, tui.StackStop{Module: st.Module, Why: st.Why, Percent: st.Percent})
 	}
+	if o := l.b.off; o != nil {
+		src, _ := l.sess.OffCPU()
+		st := l.sess.Stats()
+		c.OffCPU = o.describe(cmp.Or(src, "none now"))
+		if st.Lost > 0 {
+			c.OffCPU += fmt.Sprintf("; %d records lost, switches among them", st.Lost)
+		}
+		if st.ProbeMisses > 0 {
+			c.OffCPU += fmt.Sprintf("; %d probes missed (the thread ran again)", st.ProbeMisses)
+		}
+	}
 	w := l.b.weights
 	if w == nil {
 		return c
@@ -69,15 +80,8 @@ func (l *Live) threadSelf(tree *cct.Tree) func(uint32) []float64 {
 			return nil
 		}
 	}
+	of := modeTime(l.mode)
 	return func(tid uint32) []float64 {
-		out := make([]float64, tree.Len())
-		for i := range out {
-			for _, ts := range tree.Threads(cct.NodeID(i)) {
-				if ts.TID == tid {
-					out[i] = float64(ts.Self.Time)
-				}
-			}
-		}
-		return out
+		return tree.SelfOfThreads(of, func(t uint32) bool { return t == tid })
 	}
 }

@@ -63,6 +63,11 @@ type builder struct {
 	// branches counts the runs of the samples' branch stacks, where the
 	// PMU records them: the basic-block profile of flow correction.
 	branches branchProfile
+	// off accounts the threads' time off the CPU, when the session
+	// records context switches (nil otherwise); clock: the samples'
+	// periods are ns, so that on-CPU time adds to it as wall time.
+	off   *offCPU
+	clock bool
 }
 
 type entryKey struct {
@@ -101,8 +106,19 @@ func (b *builder) handle(batch *sampler.Batch) {
 			if r.PID != r.PPID {
 				b.res.Fork(int(r.PPID), int(r.PID))
 			}
+			if b.off != nil {
+				b.forkedThread(r)
+			}
 		case sampler.KindGone:
 			b.res.Exit(int(r.PID))
+		case sampler.KindSwitch:
+			if b.off != nil {
+				b.switched(r)
+			}
+		case sampler.KindExit:
+			if b.off != nil {
+				b.exitedThread(r)
+			}
 		}
 	}
 }
@@ -135,6 +151,12 @@ func (b *builder) userFrames(r *sampler.Record, user []uint64, dst []symbol.Fram
 }
 
 func (b *builder) sample(r *sampler.Record) {
+	if r.OffCPU {
+		if b.off != nil {
+			b.offSample(r)
+		}
+		return
+	}
 	if b.firstTime == 0 {
 		b.firstTime = r.Time
 	}
@@ -143,6 +165,25 @@ func (b *builder) sample(r *sampler.Record) {
 	if len(r.Branches) > 0 {
 		b.branches.add(r)
 	}
+	b.buildStack(r)
+	m := cct.Metrics{Samples: 1, Time: int64(r.Period)}
+	if b.off != nil && b.clock {
+		// On one time scale with the time off the CPU.
+		m.Wall = m.Time
+	}
+	node := b.tree.Add(b.stack, r.TID, m)
+	if b.weights != nil {
+		b.weights.add(r, node)
+	}
+	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
+		b.fold()
+	}
+}
+
+// buildStack symbolizes and unwinds r's stack into b.frames and the tree's
+// frames into b.stack, and counts its completeness. It returns how many of
+// b.frames are the kernel's.
+func (b *builder) buildStack(r *sampler.Record) int {
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
 	// The first address of each part is where the thread was interrupted;
@@ -189,13 +230,7 @@ func (b *builder) sample(r *sampler.Record) {
 	if reason != "" {
 		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: cct.TruncatedName})})
 	}
-	node := b.tree.Add(b.stack, r.TID, cct.Metrics{Samples: 1, Time: int64(r.Period)})
-	if b.weights != nil {
-		b.weights.add(r, node)
-	}
-	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
-		b.fold()
-	}
+	return nk
 }
 
 // bounds says what the memory bounds cost the profile, a line each: cold
@@ -241,6 +276,16 @@ func (b *builder) fold() {
 	}
 	if b.baseline != nil {
 		b.baseline = cct.Remap(b.baseline, remap, b.tree.Len())
+	}
+	if o := b.off; o != nil {
+		if o.unseen >= 0 {
+			o.unseen = remap[o.unseen]
+		}
+		for _, t := range o.threads {
+			if t.node >= 0 {
+				t.node = remap[t.node]
+			}
+		}
 	}
 }
 

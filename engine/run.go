@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +57,7 @@ func readToEnd(sess *sampler.Session, b *builder) error {
 // startSession opens the sampler on cfg's target and a builder for its
 // samples, weighing them when the plan counts calls.
 func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Session, *builder, error) {
+	offStart := monoNow()
 	sess, err := sampler.Open(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -67,6 +70,10 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	}
 	b := newSessionBuilder(res, plan, sess)
 	b.entries = plan.entries
+	if cfg.OffCPU {
+		b.off = newOffCPU(offStart)
+		b.off.blockedSince(sess.PID())
+	}
 	return sess, b, nil
 }
 
@@ -74,6 +81,7 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 // the plan counts calls.
 func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) *builder {
 	b := newBuilder(res)
+	b.clock = sess.Config().Leader.IsClock()
 	b.dwarf = plan.unwind.mode == unwindDWARF
 	b.maxNodes = plan.limits.nodes
 	if plan.hasCalls() {
@@ -137,6 +145,7 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 		}
 	}
 	rec.elapsed = time.Since(start)
+	b.settle(monoNow())
 	if b.weights != nil {
 		b.weights.apply(b.tree, plan.params.Alpha)
 	}
@@ -153,6 +162,17 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		Threads: threadNames(rec.sess),
 		Calls:   plan.hasCalls(),
 		Flow:    rec.flow != nil,
+	}
+	if rec.b.off != nil {
+		// The columns stay with a profile that recorded switches, in any
+		// mode the TUI shows it in; pprof opens on the mode's.
+		m.OffCPU, m.Wall = true, rec.b.clock
+		switch plan.mode {
+		case ModeOffCPU:
+			m.DefaultType = cct.OffCPUType
+		case ModeWall:
+			m.DefaultType = cct.WallType
+		}
 	}
 	switch {
 	case cfg.Leader.UprobePath != "" || cfg.Leader == dummyEvent:
@@ -200,6 +220,11 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		"counter_brief="+counterBrief(plan, rec.arm),
 		"calls/count=density weight; calls_adjusted/count=density and latency weight; calls_flow/count=control-flow corrected (FDOM)",
 		fmt.Sprintf("kernel_frames=%v", rec.sess.KernelFrames()))
+	if o := rec.b.off; o != nil {
+		src, _ := rec.sess.OffCPU()
+		m.Comments = append(m.Comments, "mode="+plan.mode, "offcpu="+o.describe(src),
+			"offcpu/nanoseconds=time off the CPU (blocked or waiting to run) by the stack it left with; wall/nanoseconds=on-CPU time plus offcpu")
+	}
 	return m
 }
 
@@ -207,6 +232,11 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 func writeProfile(path, format string, t *cct.Tree, m cct.Meta) error {
 	return writeAtomic(path, func(w io.Writer) error {
 		if format == "folded" {
+			// One value per line: samples, or the mode's nanoseconds.
+			switch m.DefaultType {
+			case cct.OffCPUType, cct.WallType:
+				return t.WriteFoldedOf(w, modeTime(m.DefaultType))
+			}
 			return t.WriteFolded(w)
 		}
 		return t.WriteProfile(w, m)
@@ -251,11 +281,26 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 	for _, l := range b.bounds() {
 		fmt.Fprintf(w, "cctop: %s\n", l)
 	}
+	if o := b.off; o != nil {
+		src, why := sess.OffCPU()
+		fmt.Fprintf(w, "cctop: off-CPU: %s\n", o.describe(src))
+		if why != "" {
+			fmt.Fprintf(w, "cctop: off-CPU stacks: %s\n", why)
+		}
+		if tot := b.tree.Total(); b.clock && tot.Wall > 0 {
+			fmt.Fprintf(w, "cctop: wall time %.3fs over %d threads, %.1f%% of it on the CPU\n",
+				float64(tot.Wall)/1e9, len(b.tree.ThreadTotals()), 100*float64(tot.Time)/float64(tot.Wall))
+		}
+	}
 	for _, n := range append(append(sess.Notes(), rec.notes...), faultNotes(sess.Target(), st)...) {
 		fmt.Fprintf(w, "cctop: note: %s\n", n)
 	}
 	if s := targetSummary(cfg, sess); s != "" {
 		fmt.Fprintf(w, "cctop: %s\n", s)
+	}
+	if rec.plan != nil && rec.plan.mode != ModeCPU && rec.plan.mode != "" {
+		modeTop(w, b.tree, rec.plan.mode)
+		return
 	}
 	flat := b.tree.Flat()
 	total := b.tree.Total()
@@ -280,6 +325,25 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 		} else {
 			fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n", pct(f.Self.Time, total.Time), pct(f.Total.Time, total.Time), name)
 		}
+	}
+}
+
+// modeTop is the summary's top functions by self time off the CPU, or wall
+// time.
+func modeTop(w io.Writer, t *cct.Tree, mode string) {
+	of := modeTime(mode)
+	total := of(t.Total())
+	if total == 0 {
+		return
+	}
+	flat := t.Flat()
+	slices.SortStableFunc(flat, func(a, b cct.FuncStat) int { return cmp.Compare(of(b.Self), of(a.Self)) })
+	fmt.Fprintf(w, "%8s %8s  %s\n", "self%", "total%", fmt.Sprintf("function (top 10 by self %s time)", map[string]string{ModeOffCPU: "off-CPU", ModeWall: "wall"}[mode]))
+	for i, f := range flat {
+		if i == 10 || of(f.Self) == 0 {
+			break
+		}
+		fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n", 100*float64(of(f.Self))/float64(total), 100*float64(of(f.Total))/float64(total), t.Func(f.Func).Name)
 	}
 }
 

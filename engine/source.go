@@ -75,7 +75,14 @@ func newFileSource(path, basePath string) (*fileSource, error) {
 		comparison = "base file"
 		s.name += " vs " + filepath.Base(basePath)
 	}
-	s.view = newViewState(params, comparison)
+	mode := ModeCPU
+	switch m.DefaultType {
+	case cct.OffCPUType:
+		mode = ModeOffCPU
+	case cct.WallType:
+		mode = ModeWall
+	}
+	s.view = newViewState(params, comparison, mode)
 	if m.Calls {
 		s.view.suggestMetric("calls")
 	}
@@ -152,6 +159,17 @@ func (s *fileSource) compared(name string, calls bool, p correct.Params) ([]floa
 // reweighs is false: the file holds no samples to weigh, only the
 // estimates at the alpha it was recorded with.
 func (s *fileSource) reweighs() bool { return false }
+
+func (s *fileSource) offCPU() bool { return s.meta.OffCPU }
+
+// switchMode shows a mode the file has the time of.
+func (s *fileSource) switchMode(mode string) error {
+	switch {
+	case mode == ModeOffCPU && !s.meta.OffCPU, mode == ModeWall && !s.meta.Wall:
+		return fmt.Errorf("this profile holds no %s time (%s/nanoseconds, which cctop record --mode %s writes)", mode, mode, mode)
+	}
+	return nil
+}
 
 // save writes the profile as it was read: its estimates cannot change.
 func (s *fileSource) save(path string, _ correct.Params) error {

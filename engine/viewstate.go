@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -25,6 +26,12 @@ type viewState struct {
 	comparison   int // index into comparisons
 	// flow: the calls shown are corrected by control flow (FDOM).
 	flow bool
+	// mode is the time shown: ModeCPU, ModeWall or ModeOffCPU. showIdle:
+	// the threads that were almost always off the CPU count in the time
+	// off it (they are left out by default, as they would drown the
+	// threads at work).
+	mode     string
+	showIdle bool
 }
 
 // comparisons are what the shown weights can be compared with, in the
@@ -54,10 +61,15 @@ type viewTarget interface {
 	save(path string, p correct.Params) error
 	// send puts m on the TUI's status line.
 	send(m tea.Msg)
+	// offCPU says whether the profile has time off the CPU, or can get it.
+	offCPU() bool
+	// switchMode makes the target show mode: a live one records context
+	// switches from then on where it did not. An error says why it cannot.
+	switchMode(mode string) error
 }
 
-func newViewState(p correct.Params, comparison string) viewState {
-	v := viewState{params: p, metric: "time"}
+func newViewState(p correct.Params, comparison, mode string) viewState {
+	v := viewState{params: p, metric: "time", mode: cmp.Or(mode, ModeCPU)}
 	v.setComparison(comparison)
 	return v
 }
@@ -119,6 +131,15 @@ func (v *viewState) act(a tui.Action, t viewTarget) bool {
 		v.metricChosen = true
 	case tui.CycleComparison:
 		v.nextComparison(t)
+	case tui.CycleMode:
+		v.nextMode(t)
+	case tui.ToggleIdle:
+		v.showIdle = !v.showIdle
+		if v.showIdle {
+			t.send(tui.StatusMsg{Text: "idle threads shown: their time off the CPU counts"})
+		} else {
+			t.send(tui.StatusMsg{Text: fmt.Sprintf("idle threads hidden: those on the CPU under %d%% of their time", 100/idleOnCPU)})
+		}
 	default:
 		return false
 	}
@@ -147,6 +168,29 @@ func (v *viewState) nextComparison(t viewTarget) {
 	}
 }
 
+// nextMode steps to the next mode t can show.
+func (v *viewState) nextMode(t viewTarget) {
+	to := nextMode[v.mode]
+	for to != v.mode {
+		err := t.switchMode(to)
+		if err == nil {
+			v.mode = to
+			v.metric, v.metricChosen = "time", true
+			t.send(tui.StatusMsg{Text: modeWords[to]})
+			return
+		}
+		t.send(tui.StatusMsg{Text: err.Error()})
+		to = nextMode[to]
+	}
+}
+
+// modeWords say what each mode shows.
+var modeWords = map[string]string{
+	ModeCPU:    "mode cpu: time on the CPU",
+	ModeWall:   "mode wall: time on the CPU and off it (blocked, or waiting to run), per thread on one scale",
+	ModeOffCPU: "mode offcpu: time off the CPU, by the stack each thread left it with",
+}
+
 // export writes t's profile to path, or to a new file named for the time
 // when path is "", and says where or what went wrong.
 func (v *viewState) export(path string, t viewTarget) {
@@ -173,7 +217,40 @@ func (v *viewState) selfWeights(t viewTarget) ([]float64, string) {
 			return w, "calls"
 		}
 	}
-	return selfOf(t.shown(), func(m cct.Metrics) int64 { return m.Time }), "time"
+	tree := t.shown()
+	if v.mode != ModeCPU && !v.showIdle {
+		if idle := idleThreads(tree); len(idle) > 0 {
+			return tree.SelfOfThreads(modeTime(v.mode), func(tid uint32) bool { return !idle[tid] }), "time"
+		}
+	}
+	return selfOf(tree, modeTime(v.mode)), "time"
+}
+
+// modeHeader is the header's mode, the on-CPU share of the threads shown
+// and how many idle threads are hidden, for a profile with time off the
+// CPU.
+func (v *viewState) modeHeader(h *tui.Header, t viewTarget) {
+	h.Mode, h.OnCPU, h.IdleHidden = "", -1, 0
+	if !t.offCPU() {
+		return
+	}
+	h.Mode = v.mode
+	idle := map[uint32]bool{}
+	if v.mode != ModeCPU && !v.showIdle {
+		idle = idleThreads(t.shown())
+		h.IdleHidden = len(idle)
+	}
+	var on, off int64
+	for tid, m := range t.shown().ThreadTotals() {
+		if !idle[tid] {
+			on, off = on+m.Time, off+m.OffCPU
+		}
+	}
+	// The share is of time only where the samples' time is a clock's, as
+	// it is where wall time adds up.
+	if tot := t.shown().Total(); on+off > 0 && tot.Wall == tot.Time+tot.OffCPU {
+		h.OnCPU = 100 * float64(on) / float64(on+off)
+	}
 }
 
 // compareWeights is the current comparison on t's nodes, nil for none.
@@ -207,6 +284,7 @@ func (v *viewState) show(s *tui.Snapshot, t viewTarget) {
 	h := &s.Header
 	h.Density, h.Latency, h.Alpha, h.Flow = v.params.Density, v.params.Latency, v.params.Alpha, v.flow
 	h.Comparison, h.Overlap = comparisons[v.comparison], overlap
+	v.modeHeader(h, t)
 }
 
 // selfOf is one self metric of every node of t.

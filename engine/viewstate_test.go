@@ -28,6 +28,8 @@ type fakeTarget struct {
 	said     []tea.Msg
 	weighing []correct.Params
 	flowed   []float64 // the flow-corrected calls, nil: none
+	off      bool      // the profile has time off the CPU
+	refuse   map[string]bool
 }
 
 func (f *fakeTarget) shown() *cct.Tree { return f.tree }
@@ -55,6 +57,13 @@ func (f *fakeTarget) save(path string, _ correct.Params) error {
 	return f.saveErr
 }
 func (f *fakeTarget) send(m tea.Msg) { f.said = append(f.said, m) }
+func (f *fakeTarget) offCPU() bool   { return f.off }
+func (f *fakeTarget) switchMode(mode string) error {
+	if f.refuse[mode] {
+		return fmt.Errorf("no %s here", mode)
+	}
+	return nil
+}
 
 // lastStatus is the text of the last status message, "" when the last
 // message was none.
@@ -83,7 +92,7 @@ func TestViewStateActions(t *testing.T) {
 	tr := smallTree()
 	exact := []float64{0, 0, 5, 5}
 	f := &fakeTarget{tree: tr, offer: map[string][]float64{"exact run": exact}, reweigh: true}
-	v := newViewState(correct.Params{Density: true, Latency: true, Alpha: 1}, "uncorrected samples")
+	v := newViewState(correct.Params{Density: true, Latency: true, Alpha: 1}, "uncorrected samples", "")
 
 	// Without a baseline or base file on offer: straight to the exact run,
 	// which counts calls while time is shown.
@@ -199,7 +208,7 @@ func TestViewStateActions(t *testing.T) {
 // the file, an error as an error.
 func TestViewStateExport(t *testing.T) {
 	f := &fakeTarget{tree: smallTree()}
-	v := newViewState(correct.Params{}, "")
+	v := newViewState(correct.Params{}, "", "")
 	v.export("", f)
 	if len(f.saved) != 1 || !regexp.MustCompile(`^cctop-[0-9]{8}-[0-9]{6}\.pb\.gz$`).MatchString(f.saved[0]) || f.lastStatus() != "exported to "+f.saved[0] {
 		t.Errorf("saved %q, said %q", f.saved, f.said)
@@ -291,5 +300,61 @@ func TestFileSourceView(t *testing.T) {
 	}
 	if want := []string{"", "uncorrected samples", "base file"}; !slices.Equal(cycle, want) {
 		t.Errorf("c cycles %q, want %q", cycle, want)
+	}
+}
+
+// TestViewStateModes: the mode picks the time shown, idle threads are left
+// out of the time off the CPU until H, the header says the on-CPU share of
+// the threads shown, and W skips the modes a profile cannot show.
+func TestViewStateModes(t *testing.T) {
+	tr := cct.New()
+	work := tr.Intern(cct.Func{Name: "work"})
+	nap := tr.Intern(cct.Func{Name: cct.OffCPUFrame("nanosleep")})
+	wait := tr.Intern(cct.Func{Name: cct.OffCPUFrame("futex")})
+	// Thread 1 works 30 ms and sleeps 70 ms; thread 2 waits 1 s, idle.
+	busy := tr.Add([]cct.Frame{{Func: work}}, 1, cct.Metrics{Samples: 30, Time: 30e6, Wall: 30e6})
+	slept := tr.Add([]cct.Frame{{Func: nap}, {Func: work}}, 1, cct.Metrics{OffCPU: 70e6, Wall: 70e6})
+	idle := tr.Add([]cct.Frame{{Func: wait}}, 2, cct.Metrics{OffCPU: 1e9, Wall: 1e9})
+	f := &fakeTarget{tree: tr, off: true, refuse: map[string]bool{}}
+	v := newViewState(correct.Params{}, "", ModeWall)
+	var s tui.Snapshot
+	v.show(&s, f)
+	if s.Self[busy] != 30e6 || s.Self[slept] != 70e6 || s.Self[idle] != 0 {
+		t.Errorf("wall, idle hidden: self %v", s.Self)
+	}
+	if h := s.Header; h.Mode != ModeWall || h.IdleHidden != 1 || h.OnCPU < 29.9 || h.OnCPU > 30.1 {
+		t.Errorf("header %+v: want wall, 1 idle hidden, 30%% on the CPU", h)
+	}
+	v.act(tui.Action{Kind: tui.ToggleIdle}, f)
+	v.show(&s, f)
+	if s.Self[idle] != 1e9 || s.Header.IdleHidden != 0 {
+		t.Errorf("idle shown: self %v, header %+v", s.Self, s.Header)
+	}
+	// W: wall → offcpu → cpu, the file way: offcpu refused, so cpu.
+	f.refuse[ModeOffCPU] = true
+	v.act(tui.Action{Kind: tui.CycleMode}, f)
+	v.show(&s, f)
+	if v.mode != ModeCPU || s.Self[busy] != 30e6 || s.Self[slept] != 0 {
+		t.Errorf("after W with offcpu refused: mode %s, self %v", v.mode, s.Self)
+	}
+	if !slices.ContainsFunc(f.said, func(m tea.Msg) bool {
+		st, ok := m.(tui.StatusMsg)
+		return ok && strings.Contains(st.Text, "no offcpu here")
+	}) {
+		t.Errorf("the refusal was not said: %v", f.said)
+	}
+	delete(f.refuse, ModeOffCPU)
+	v.act(tui.Action{Kind: tui.CycleMode}, f) // cpu → wall
+	v.act(tui.Action{Kind: tui.CycleMode}, f) // wall → offcpu
+	v.act(tui.Action{Kind: tui.ToggleIdle}, f)
+	v.show(&s, f)
+	if v.mode != ModeOffCPU || s.Self[busy] != 0 || s.Self[slept] != 70e6 || s.Self[idle] != 0 {
+		t.Errorf("offcpu: mode %s, self %v", v.mode, s.Self)
+	}
+	// A profile without time off the CPU has no mode in its header.
+	f.off = false
+	v.show(&s, f)
+	if s.Header.Mode != "" || s.Header.OnCPU >= 0 {
+		t.Errorf("no off-CPU data: header %+v", s.Header)
 	}
 }

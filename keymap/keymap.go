@@ -43,6 +43,9 @@ type KeyMap struct {
 	// Sampling and correction parameters: these become Source actions.
 	Density, Latency, Flow, AlphaUp, AlphaDown, RateUp, RateDown key.Binding
 	Trigger, Comparison, Baseline, Pause, Reset, Export          key.Binding
+	// Mode steps the time shown through on-CPU, wall-clock and off-CPU;
+	// Idle hides or shows the threads that were almost always off the CPU.
+	Mode, Idle key.Binding
 
 	Help, Quit key.Binding
 
@@ -102,6 +105,8 @@ func DefaultKeyMap() KeyMap {
 		RateDown:   b(k("["), "[", "rate down"),
 		Trigger:    b(k("g"), "g", "cycle trigger"),
 		Comparison: b(k("o"), "o", "cycle comparison"),
+		Mode:       b(k("W"), "W", "mode cpu/wall/off-CPU"),
+		Idle:       b(k("H"), "H", "hide idle threads"),
 		Baseline:   b(k("b"), "b", "take baseline"),
 		Pause:      b(k("p"), "p", "pause"),
 		Reset:      b(k("r"), "r", "reset"),
@@ -147,7 +152,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
 		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric},
 		{k.Counters, k.Density, k.Latency, k.Flow, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
-		{k.Trigger, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
+		{k.Trigger, k.Mode, k.Idle, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}
 }
 

@@ -108,3 +108,8 @@ func formatMetric(metric string, x float64) string {
 	}
 	return formatCount(x)
 }
+
+// FormatCount and FormatTime are formatCount and formatTime for the engine's
+// status and summary lines, so that figures read the same everywhere.
+func FormatCount(x float64) string { return formatCount(x) }
+func FormatTime(ns float64) string { return formatTime(ns) }

@@ -219,6 +219,15 @@ func (hb *headerBar) items() []item {
 		fact(lineStacks, prioCorrection, "flow", onOff(h.Flow)).flowing(),
 		fact(lineStacks, prioCorrection, "alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64)).flowing(),
 	)
+	if h.Mode != "" {
+		its = append(its, fact(lineStacks, prioCorrection, "mode", printable(h.Mode)).flowing())
+		if h.OnCPU >= 0 {
+			its = append(its, fact(lineStacks, prioCorrection, "on-CPU", formatPct(h.OnCPU)).measured(len("100.0%")).flowing())
+		}
+		if h.IdleHidden > 0 {
+			its = append(its, fact(lineStacks, prioCorrection, "idle hidden", strconv.Itoa(h.IdleHidden)).flowing())
+		}
+	}
 	if h.Comparison != "" {
 		its = append(its, fact(lineStacks, prioComparison, "vs", printable(h.Comparison)))
 		if h.Overlap >= 0 {

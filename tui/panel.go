@@ -108,6 +108,10 @@ func (p *countersPanel) lines() []string {
 	if len(c.Stops) > 0 {
 		stopsLines = take()
 	}
+	offLines := 0
+	if c.OffCPU != "" {
+		offLines = take()
+	}
 	counterLines = more(counterLines, len(p.counterLines(0)))
 	counted := hasPoints(c.Density)
 	if counted {
@@ -115,6 +119,7 @@ func (p *countersPanel) lines() []string {
 	}
 	paramsLines = more(paramsLines, len(p.paramsLines(0)))
 	stopsLines = more(stopsLines, len(p.stopsLines(0)))
+	offLines = more(offLines, len(p.offCPULines(0)))
 
 	out := p.counterLines(counterLines)
 	if paramsLines > 0 {
@@ -136,7 +141,25 @@ func (p *countersPanel) lines() []string {
 	if stopsLines > 0 {
 		out = append(out, p.stopsLines(stopsLines)...)
 	}
+	if offLines > 0 {
+		out = append(out, p.offCPULines(offLines)...)
+	}
 	return out
+}
+
+// offCPULines are the context switches: their rate, how their stacks are taken, the
+// time off the CPU and what was lost, wrapped between clauses in at most most lines.
+func (p *countersPanel) offCPULines(most int) []string {
+	st := p.st
+	cells := []cell{p.cell(st.Label, "off-CPU", "")}
+	for i, part := range strings.Split(printable(oneLine(p.c.OffCPU)), ", ") {
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		cells = append(cells, p.cell(st.Value, part, sep))
+	}
+	return p.wrap(cells, len("off-CPU "), most)
 }
 
 // stopsLines say where the stacks that do not reach a thread's entry stop: module,

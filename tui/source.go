@@ -40,6 +40,9 @@ type Counters struct {
 	// Stops are where the stacks that do not reach a thread's entry stop,
 	// commonest first.
 	Stops []StackStop
+	// OffCPU is the context switches in a line: how many, how their
+	// stacks are taken, time off the CPU, switches lost ("": none recorded).
+	OffCPU string
 }
 
 // StackStop is a place where truncated stacks stop: the module of their
@@ -96,6 +99,13 @@ type Header struct {
 	Comparison string  // "uncorrected samples", "baseline", "base file", "exact run", or ""
 	Overlap    float64 // % overlap of shown vs comparison; <0 none
 	State      string  // "live", "paused", "target stopped", "target exited", "target killed", "file"
+	// Mode is the time the tree shows, "cpu", "wall" or "offcpu", where the
+	// profile has time off the CPU ("": it has none). OnCPU is the share
+	// of the shown threads' wall time they spent on the CPU, in percent
+	// (<0 unknown), and IdleHidden how many idle threads are left out.
+	Mode       string
+	OnCPU      float64
+	IdleHidden int
 }
 
 // Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not
@@ -128,6 +138,8 @@ const (
 	SetMetric // Value 0: time, 1: calls
 	SetThread // Value: the TID the thread filter shows, 0 for all threads
 	ToggleFlow
+	CycleMode  // the time shown: on the CPU, wall-clock, off the CPU
+	ToggleIdle // hide or show the threads that were almost always off the CPU
 )
 
 var actionNames = [...]string{
@@ -146,6 +158,8 @@ var actionNames = [...]string{
 	SetMetric:       "SetMetric",
 	SetThread:       "SetThread",
 	ToggleFlow:      "ToggleFlow",
+	CycleMode:       "CycleMode",
+	ToggleIdle:      "ToggleIdle",
 }
 
 func (k ActionKind) String() string {

@@ -1,0 +1,382 @@
+package engine
+
+// Off-CPU time (--mode offcpu|wall): where the target's threads waited.
+//
+// The session records every context switch of the target's threads
+// (sampler.KindSwitch, out of the CPU and back on) and a stack of each
+// thread off the CPU (Record.OffCPU): a sample at every switch out where the
+// kernel lets cctop sample kernel events, else probes that read blocked
+// threads' user stacks from /proc (sampler.Session.OffCPU says which). The
+// switches time every interval off the CPU exactly; the stacks say where
+// it was spent. An interval goes to the latest stack its thread was seen
+// off the CPU with: with a sample at every switch, that is the interval's
+// own stack; with probes, the interval a probe fell in goes to the probe's
+// stack, and so do the intervals after it that no probe saw, until the
+// next probe. That is sampling the thread's off-CPU time in proportion to
+// its length, as a clock samples on-CPU time, while the total per thread
+// stays exact. Time a thread spent off the CPU before its first stack goes
+// to one context of its own, "[off-cpu: stack not seen]".
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
+	"github.com/cctop/cctop/tui"
+)
+
+// Modes (Options.Mode): what the time metric holds.
+const (
+	ModeCPU    = "cpu"    // time on the CPU, from the clock's samples
+	ModeOffCPU = "offcpu" // time off the CPU, from context switches
+	ModeWall   = "wall"   // both, on one time scale
+)
+
+// nextMode is the order the TUI's mode key steps through.
+var nextMode = map[string]string{ModeCPU: ModeWall, ModeWall: ModeOffCPU, ModeOffCPU: ModeCPU}
+
+// notSeen is the reason of time off the CPU before a thread's first stack.
+const notSeen = "stack not seen"
+
+// offCPU is the builder's accounting of its threads' time off the CPU.
+type offCPU struct {
+	// start is when the accounting began, on the records' clock
+	// (CLOCK_MONOTONIC): a thread first seen coming back onto the CPU
+	// had been off it since then.
+	start   uint64
+	threads map[uint32]*offThread
+	unseen  cct.NodeID // the notSeen context, -1 until needed
+
+	// Totals of the profile, for the summary and the counters panel.
+	off, preempted  int64  // ns off the CPU; of which waiting to run again
+	switches        uint64 // switches out of the CPU
+	stacks, probed  uint64 // off-CPU stacks taken; of which read from /proc
+	unpaired        uint64 // a switch whose other half was lost
+	lastTime        uint64 // the latest record time seen
+	firstTime       uint64
+	onTIDs, offTIDs map[uint32]bool // threads seen on the CPU, off it
+}
+
+// offThread is one thread's state.
+type offThread struct {
+	node    cct.NodeID // the latest stack it was seen off the CPU with; -1: none yet
+	out     uint64     // when it left the CPU; 0 while on it (or not known)
+	preempt bool       // it left the CPU runnable (preempted), not blocked
+	acc     int64      // ns off the CPU not given to a context yet
+}
+
+func newOffCPU(start uint64) *offCPU {
+	return &offCPU{start: start, threads: map[uint32]*offThread{}, unseen: -1,
+		onTIDs: map[uint32]bool{}, offTIDs: map[uint32]bool{}}
+}
+
+// monoNow is now on the records' clock when they record switches.
+func monoNow() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Nano())
+}
+
+// blockedSince marks pid's threads that are asleep now as off the CPU since
+// the accounting began: a thread that blocked before the session and stays
+// blocked writes no switch to say so.
+func (o *offCPU) blockedSince(pid int) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		tid, err := strconv.ParseUint(e.Name(), 10, 32)
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(dir, e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The state follows the command name, which may hold spaces
+		// and parentheses: it is after the last ')'.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 >= len(s) {
+			continue
+		}
+		switch s[i+2] {
+		case 'S', 'D', 'I':
+			t := o.thread(uint32(tid))
+			if t.out == 0 {
+				t.out = o.start
+			}
+		}
+	}
+}
+
+func (o *offCPU) thread(tid uint32) *offThread {
+	t := o.threads[tid]
+	if t == nil {
+		t = &offThread{node: -1}
+		o.threads[tid] = t
+	}
+	return t
+}
+
+// carry is a new accounting for a reset profile that keeps which threads
+// are off the CPU now and since when: only their stacks and time so far go.
+func (o *offCPU) carry(now uint64) *offCPU {
+	n := newOffCPU(now)
+	for tid, t := range o.threads {
+		if t.out != 0 {
+			n.threads[tid] = &offThread{node: -1, out: max(t.out, now), preempt: t.preempt}
+		}
+	}
+	return n
+}
+
+// switched takes one context switch of thread r.TID.
+func (b *builder) switched(r *sampler.Record) {
+	o := b.off
+	o.seen(r.Time)
+	t := o.thread(r.TID)
+	if r.SwitchOut() {
+		o.switches++
+		if t.out != 0 {
+			// The switch back in was lost: the interval's end is not
+			// known, and nothing of it is counted.
+			o.unpaired++
+		}
+		t.out, t.preempt = r.Time, r.Preempted()
+		return
+	}
+	if t.out == 0 {
+		// Back on the CPU with no switch out seen: the thread was off
+		// it since the accounting began, unless its switch out was lost.
+		if o.onTIDs[r.TID] || o.offTIDs[r.TID] {
+			o.unpaired++
+			return
+		}
+		t.out = o.start
+	}
+	if r.Time > t.out {
+		b.offFor(r.TID, t, int64(r.Time-t.out))
+	}
+	t.out = 0
+	o.onTIDs[r.TID] = true
+}
+
+// offFor counts d ns off the CPU for thread tid and gives them to its
+// latest stack.
+func (b *builder) offFor(tid uint32, t *offThread, d int64) {
+	o := b.off
+	o.off += d
+	if t.preempt {
+		o.preempted += d
+	}
+	o.offTIDs[tid] = true
+	t.acc += d
+	b.giveOff(tid, t)
+}
+
+// giveOff adds the thread's time off the CPU so far to its latest stack.
+func (b *builder) giveOff(tid uint32, t *offThread) {
+	if t.acc == 0 {
+		return
+	}
+	node := t.node
+	if node < 0 {
+		o := b.off
+		if o.unseen < 0 {
+			fn := b.tree.Intern(cct.Func{Name: cct.OffCPUFrame(notSeen)})
+			o.unseen = b.tree.Add([]cct.Frame{{Func: fn}}, tid, cct.Metrics{})
+		}
+		node = o.unseen
+	}
+	b.tree.AddSelf(node, tid, cct.Metrics{OffCPU: t.acc, Wall: t.acc})
+	t.acc = 0
+}
+
+// settle counts the time of threads still off the CPU up to now, so that a
+// snapshot or the end of a recording holds every thread's whole time.
+func (b *builder) settle(now uint64) {
+	o := b.off
+	if o == nil || now == 0 {
+		return
+	}
+	for tid, t := range o.threads {
+		if t.out != 0 && now > t.out {
+			b.offFor(tid, t, int64(now-t.out))
+			t.out = now
+		}
+	}
+}
+
+// forkedThread: a new thread waits to run from its creation.
+func (b *builder) forkedThread(r *sampler.Record) {
+	t := b.off.thread(r.TID)
+	if t.out == 0 {
+		t.out, t.preempt = r.Time, true
+	}
+}
+
+// exitedThread forgets a thread that ended (on the CPU, as threads do).
+func (b *builder) exitedThread(r *sampler.Record) {
+	if t := b.off.threads[r.TID]; t != nil {
+		b.giveOff(r.TID, t)
+		delete(b.off.threads, r.TID)
+	}
+}
+
+func (o *offCPU) seen(tm uint64) {
+	if o.firstTime == 0 {
+		o.firstTime = tm
+	}
+	o.lastTime = max(o.lastTime, tm)
+}
+
+// offSample takes a stack of thread r.TID off the CPU: the intervals from
+// now on go to it.
+func (b *builder) offSample(r *sampler.Record) {
+	o := b.off
+	o.seen(r.Time)
+	o.stacks++
+	if r.Probed {
+		o.probed++
+	}
+	t := o.thread(r.TID)
+	b.giveOff(r.TID, t) // what came before goes to the stack before
+	nk := b.buildStack(r)
+	reason := b.offReason(r, b.frames[:nk])
+	fn := b.tree.Intern(cct.Func{Name: cct.OffCPUFrame(reason)})
+	b.stack = append(b.stack, cct.Frame{})
+	copy(b.stack[1:], b.stack)
+	b.stack[0] = cct.Frame{Func: fn}
+	t.node = b.tree.Add(b.stack, r.TID, cct.Metrics{})
+	if r.Probed && t.out == 0 && !o.onTIDs[r.TID] && !o.offTIDs[r.TID] {
+		// Blocked with no switch seen: since before the accounting.
+		t.out = o.start
+	}
+	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
+		b.fold()
+	}
+}
+
+// offReason says why a thread was off the CPU: from its kernel frames where
+// they were sampled (the wait they show, else the system call), from the
+// system call a probe saw it blocked in, or "preempted".
+func (b *builder) offReason(r *sampler.Record, kernel []symbol.Frame) string {
+	if r.Probed {
+		if r.Syscall < 0 {
+			return "preempted"
+		}
+		if n, ok := syscallNames[r.Syscall]; ok {
+			return n
+		}
+		return fmt.Sprintf("syscall %d", r.Syscall)
+	}
+	if len(kernel) == 0 {
+		return "unknown"
+	}
+	sys := ""
+	for _, f := range kernel {
+		if w := kernelWait(f.Func); w != "" {
+			return w
+		}
+		if sys == "" {
+			sys = syscallOfFrame(f.Func)
+		}
+	}
+	if sys != "" {
+		return sys
+	}
+	return "kernel"
+}
+
+// kernelWaits are kernel functions that say what a thread waits for, by the
+// substring that names them, in the order they are tried from the leaf.
+var kernelWaits = []struct{ substr, reason string }{
+	{"exit_to_user_mode", "preempted"}, {"preempt_schedule", "preempted"}, {"irqentry_exit", "preempted"},
+	{"futex", "futex"}, {"nanosleep", "nanosleep"}, {"ep_poll", "epoll"}, {"do_epoll_wait", "epoll"},
+	{"pipe_read", "pipe read"}, {"pipe_write", "pipe write"}, {"pipe_wait", "pipe"},
+	{"do_sys_poll", "poll"}, {"do_select", "select"}, {"core_sys_select", "select"},
+	{"sk_wait_data", "socket read"}, {"inet_csk_accept", "accept"}, {"unix_stream_read", "socket read"},
+	{"unix_stream_data_wait", "socket read"}, {"sock_alloc_send", "socket write"}, {"wait_woken", "socket"},
+	{"io_schedule", "io"}, {"folio_wait", "io"}, {"blk_mq", "io"}, {"jbd2", "io"},
+	{"exc_page_fault", "page fault"}, {"handle_mm_fault", "page fault"},
+	{"do_wait", "wait child"}, {"kernel_wait4", "wait child"}, {"msleep", "sleep"},
+	{"sys_sched_yield", "sched_yield"}, {"do_sigtimedwait", "signal"}, {"sigsuspend", "signal"},
+	{"rwsem_down", "kernel lock"}, {"mutex_lock", "kernel lock"}, {"wait_for_completion", "completion"},
+}
+
+func kernelWait(fn string) string {
+	for _, w := range kernelWaits {
+		if strings.Contains(fn, w.substr) {
+			return w.reason
+		}
+	}
+	return ""
+}
+
+// syscallOfFrame is the system call of a syscall entry's kernel frame
+// (__x64_sys_read, __arm64_sys_read, __se_sys_read), or "".
+func syscallOfFrame(fn string) string {
+	for _, p := range []string{"__x64_sys_", "__arm64_sys_", "__se_sys_", "__do_sys_", "ksys_"} {
+		if s, ok := strings.CutPrefix(fn, p); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// idleThreads are the threads of t that spent almost all of their time in
+// it off the CPU: a pool waiting for work, say. They would drown the busy
+// threads' off-CPU time, so the TUI hides them unless asked.
+func idleThreads(t *cct.Tree) map[uint32]bool {
+	idle := map[uint32]bool{}
+	for tid, m := range t.ThreadTotals() {
+		if m.OffCPU > 0 && m.Time*idleOnCPU < m.Time+m.OffCPU {
+			idle[tid] = true
+		}
+	}
+	return idle
+}
+
+// idleOnCPU: a thread is idle when under 1/idleOnCPU of its time was on the
+// CPU.
+const idleOnCPU = 50
+
+// modeTime is the time metric of mode: on the CPU, off it, or both.
+func modeTime(mode string) func(cct.Metrics) int64 {
+	switch mode {
+	case ModeOffCPU:
+		return func(m cct.Metrics) int64 { return m.OffCPU }
+	case ModeWall:
+		return func(m cct.Metrics) int64 { return m.Wall }
+	}
+	return func(m cct.Metrics) int64 { return m.Time }
+}
+
+// describe is the off-CPU accounting in a line, for the summary and the
+// counters panel.
+func (o *offCPU) describe(source string) string {
+	secs := float64(o.lastTime-o.firstTime) / 1e9
+	rate := ""
+	if secs > 0 {
+		rate = fmt.Sprintf(" (%s/s)", tui.FormatCount(float64(o.switches)/secs))
+	}
+	s := fmt.Sprintf("%s switches out%s, %s stacks by %s, %.3fs off the CPU (%.0f%% waiting to run)",
+		tui.FormatCount(float64(o.switches)), rate, tui.FormatCount(float64(o.stacks)), source,
+		float64(o.off)/1e9, 100*float64(o.preempted)/float64(max(o.off, 1)))
+	if o.unpaired > 0 {
+		s += fmt.Sprintf(", %d switches unpaired (their other half lost)", o.unpaired)
+	}
+	return s
+}

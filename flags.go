@@ -34,6 +34,7 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	fs.Uint64Var(&f.period, "c", 0, "sample every `PERIOD` events")
 	fs.StringVar(&f.event, "e", "cpu-clock", "sampling `EVENT`: cpu-clock, task-clock, cycles")
 	fs.BoolVar(&f.user, "user", false, "sample user space only")
+	fs.StringVar(&o.Mode, "mode", engine.ModeCPU, "time `MODE`: cpu (on the CPU), offcpu (blocked or waiting to run, from context switches) or wall (both)")
 	fs.StringVar(&o.Unwind, "unwind", d.Unwind, "user stack `MODE`: auto, fp (frame pointers) or dwarf (stack copies unwound with CFI)")
 	fs.IntVar(&o.StackSize, "stack-size", d.StackSize, "`BYTES` of user stack copied per sample for --unwind dwarf")
 	fs.IntVar(&o.MaxNodes, "max-nodes", d.MaxNodes, "keep at most `N` calling contexts; colder ones fold into [other] (0: no limit)")

@@ -119,10 +119,28 @@ func Doctor() []Check {
 	cs = append(cs, up)
 	cs = append(cs, callCounterCheck(up.OK))
 
+	cs = append(cs, offCPUCheck(userErr == nil, kernErr == nil))
 	cs = append(cs, branchCheck(hwErr == nil))
 	cs = append(cs, unwindCheck())
 	cs = append(cs, kallsymsCheck())
 	return cs
+}
+
+// offCPUCheck says how --mode offcpu and wall take the stacks of threads
+// off the CPU, and what is missing where kernel samples are not allowed.
+func offCPUCheck(user, kernel bool) Check {
+	c := Check{Name: "off-CPU (wall)", OK: user}
+	switch {
+	case !user:
+		c.Detail = "no sampling at all (see above)"
+	case kernel:
+		c.Detail = "switch samples: every switch out of the CPU is sampled with kernel and user stacks, and its time off the CPU measured by switch records (PERF_RECORD_SWITCH); the kernel stack names the wait (futex, epoll, nanosleep, page fault)"
+	default:
+		c.Detail = fmt.Sprintf("wait probes: switch records time every interval off the CPU, and blocked threads' user stacks are read from /proc (syscall, process_vm_readv) at %d Hz, %d threads a look. Missing without kernel samples: the kernel's stack of a wait (the reason is the system call instead), and a stack of its own for each wait shorter than a look (a wait no probe saw goes to the thread's last stack seen off the CPU)",
+			sampler.DefaultProbeHz, sampler.MaxProbeThreads)
+		c.Fix = sampler.FixKernelFrames() + " (for switch samples: the kernel drops context-switch samples of user-only events)"
+	}
+	return c
 }
 
 // branchCheck says whether samples may carry branch stacks (LBR, BRBE): the

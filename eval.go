@@ -22,6 +22,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	only := fs.String("workload", "", "evaluate only this `NAME`")
 	alphas := fs.String("alpha", "", "comma-separated `LIST` of alphas to sweep")
 	alpha := fs.Float64("default-alpha", correct.DefaultAlpha, "alpha of the density+latency column")
+	mode := fs.String("mode", engine.ModeCPU, "`MODE` of the timed run: cpu, or wall (its clock runs while threads wait, so latency correction sees the waits)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	var results []engine.EvalResult
 	for _, name := range todo {
 		fmt.Fprintf(stderr, "cctop eval: %s: sampled, calls-trigger and exact runs...\n", name)
-		r, err := engine.Evaluate(ctx, exe, name, sweep, *alpha)
+		r, err := engine.Evaluate(ctx, exe, name, *mode, sweep, *alpha)
 		if err != nil {
 			return fmt.Errorf("eval %s: %v", name, err)
 		}

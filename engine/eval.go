@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -70,6 +71,7 @@ var DefaultSweep = []float64{0, 0.01, 0.1, 1, 10, 100, 1000}
 // its exact one.
 type EvalResult struct {
 	Name    string `json:"name"`
+	Mode    string `json:"mode"` // of the timed run: cpu, or wall (its clock runs while threads wait)
 	Overlap struct {
 		Samples        float64 `json:"samples"`
 		Density        float64 `json:"density"`
@@ -110,10 +112,21 @@ func EvalWorkloads() []string {
 // NAME) three times, sampled by time with counters, by calls and on every
 // call, and compares the estimated call profiles with the exact one at
 // alpha and at each alpha of sweep.
-func Evaluate(ctx context.Context, exe, name string, sweep []float64, alpha float64) (EvalResult, error) {
+//
+// In mode ModeWall the timed run records context switches too, and its
+// clock runs while a thread is off the CPU: a sample after a wait has the
+// wait in its interval, which the latency correction discounts (see
+// weighing.offNS). The exact and calls runs count calls, which no mode
+// changes.
+func Evaluate(ctx context.Context, exe, name, mode string, sweep []float64, alpha float64) (EvalResult, error) {
+	switch mode {
+	case "", ModeCPU, ModeWall:
+	default:
+		return EvalResult{}, usageError("eval --mode %s: want cpu or wall", mode)
+	}
 	for _, w := range evalWorkloads {
 		if w.name == name {
-			return evalOne(ctx, exe, w, sweep, alpha)
+			return evalOne(ctx, exe, w, mode, sweep, alpha)
 		}
 	}
 	return EvalResult{}, usageError("unknown --workload %q (%s)", name, strings.Join(EvalWorkloads(), ", "))
@@ -121,9 +134,9 @@ func Evaluate(ctx context.Context, exe, name string, sweep []float64, alpha floa
 
 // evalOne runs w three times (time trigger with counters, calls trigger,
 // exact) and compares their DCG edges.
-func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, alpha float64) (EvalResult, error) {
+func evalOne(ctx context.Context, exe string, w evalWorkload, mode string, sweep []float64, alpha float64) (EvalResult, error) {
 	var res EvalResult
-	res.Name = w.name
+	res.Name, res.Mode = w.name, cmp.Or(mode, ModeCPU)
 	full := make([]string, len(w.funcs))
 	counted := map[string]bool{}
 	for i, f := range w.funcs {
@@ -145,6 +158,11 @@ func evalOne(ctx context.Context, exe string, w evalWorkload, sweep []float64, a
 		plan, err := planCounting(countingFlags{trigger: trigger, calls: "uprobe:" + strings.Join(full, ","), alpha: alpha}, &cfg, period > 0)
 		if err != nil {
 			return nil, "", err
+		}
+		if trigger == triggerTime {
+			if err := planMode(&cfg, plan, mode); err != nil {
+				return nil, "", err
+			}
 		}
 		rec, err := recordTarget(ctx, cfg, plan, io.Discard)
 		if err != nil {

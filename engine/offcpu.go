@@ -182,6 +182,9 @@ func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 		o.preempted += d
 	}
 	o.offTIDs[tid] = true
+	if w := b.weights; w != nil && w.offNS != nil {
+		w.offNS[tid] += uint64(d)
+	}
 	t.acc += d
 	b.giveOff(tid, t)
 }

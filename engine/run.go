@@ -89,6 +89,9 @@ func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) 
 		if plan.trigger == triggerTime && plan.source.Kind == "uprobe" {
 			b.weights.setMembers(plan.targets)
 		}
+		if plan.mode == ModeWall {
+			b.weights.offNS = map[uint32]uint64{}
+		}
 	}
 	return b
 }

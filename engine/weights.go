@@ -59,6 +59,12 @@ type weighing struct {
 	// exact is, per node, the calls counted one by one under the exact
 	// trigger: the reference the estimates are compared with.
 	exact []float64
+	// offNS, in wall mode, is each thread's time off the CPU so far: the
+	// clock then runs while the thread is blocked, so a sample's interval
+	// (delta) spans the waits since the one before, and the latency
+	// correction discounts a sample taken after one, as it does samples
+	// that wait for a yield point (design §4). nil in the other modes.
+	offNS map[uint32]uint64
 }
 
 // densityBucket is the width of a bucket of the call-density timeline, and
@@ -157,6 +163,9 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		prev[ref.Member] = v.Value
 	}
 	w.prevHits[k] = prev
+	if w.offNS != nil && rd.Leader > 0 {
+		rd.Leader += w.offNS[r.TID]
+	}
 	w.clockTime += r.Period
 	// Enabled/Running stay 0: for a per-CPU event they also run while the
 	// thread is on another CPU, which is not multiplexing, and scaling by

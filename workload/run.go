@@ -84,6 +84,12 @@ type timing struct {
 	duration time.Duration
 	loop     bool
 	rounds   int // 0 unless the workload has -rounds and it was set
+
+	// defaultRounds, when > 0, is the number of rounds to run when none of
+	// -rounds, -duration and -loop is given: a workload whose truth is best
+	// compared round for round defaults to a fixed amount of work, and
+	// -duration still bounds it by time when asked to. Set it before parse.
+	defaultRounds int
 }
 
 // newFlagSet returns a flag set for workload name with the ending flags;
@@ -110,6 +116,15 @@ func parse(fs *flag.FlagSet, t *timing, args []string) error {
 	}
 	if t.rounds < 0 {
 		return usageError(fs, "-rounds must be >= 0")
+	}
+	if t.defaultRounds > 0 {
+		given := false
+		fs.Visit(func(f *flag.Flag) {
+			given = given || f.Name == "rounds" || f.Name == "duration" || f.Name == "loop"
+		})
+		if !given {
+			t.rounds = t.defaultRounds
+		}
 	}
 	if t.loop {
 		t.rounds = 0

@@ -1,6 +1,8 @@
 // Package workload owns cctop's built-in target programs: small, deterministic
 // CPU workloads that are profiled by the sampler, used as ground truth by the
-// evaluation, and run by the demo (`cctop workload NAME [flags]`).
+// evaluation, and run by the demo (`cctop workload NAME [flags]`). On Linux
+// there are also off-CPU workloads (see offcpu_linux.go), whose threads block
+// in system calls, for off-CPU and wall-clock profiling.
 //
 // Each workload is shaped to expose one sampling bias or unwinding case
 // (call density, lock latency, deep and wide stacks, short-lived threads) and
@@ -40,15 +42,16 @@ type entry struct {
 	run  runFunc
 }
 
-// registry is in the order Names reports.
-var registry = []entry{
+// registry is in the order Names reports. The off-CPU workloads come last and
+// exist only where they can block the way they must (Linux).
+var registry = append([]entry{
 	{"density", runDensity},
 	{"latency", runLatency},
 	{"recursive", runRecursive},
 	{"stages", runStages},
 	{"threads", runThreads},
 	{"spin", runSpin},
-}
+}, offCPUWorkloads...)
 
 // Names lists the workloads Run accepts.
 func Names() []string {

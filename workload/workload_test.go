@@ -128,7 +128,7 @@ var expected = map[string][][2]any{
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"density", "latency", "recursive", "stages", "threads", "spin"}
+	want := append([]string{"density", "latency", "recursive", "stages", "threads", "spin"}, offCPUNames...)
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

@@ -46,6 +46,7 @@ import (
 
 var offCPUWorkloads = []entry{
 	{"sleep", runSleep},
+	{"mutex", runMutex},
 }
 
 var monoEpoch = time.Now()

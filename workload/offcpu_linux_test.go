@@ -10,12 +10,18 @@ import (
 )
 
 // offCPUNames are the off-CPU workloads Names lists after the others.
-var offCPUNames = []string{"sleep"}
+var offCPUNames = []string{"sleep", "mutex"}
 
 func init() {
 	expected["sleep"] = [][2]any{
 		{sleepWorker, sleepCompute},
 		{sleepWorker, sleepNap},
+	}
+	expected["mutex"] = [][2]any{
+		{mutexWorker, mutexLock},
+		{mutexWorker, mutexHold},
+		{mutexWorker, mutexUnlock},
+		{mutexWorker, mutexOutside},
 	}
 }
 
@@ -211,6 +217,86 @@ func abs(x float64) float64 {
 	return x
 }
 
+// TestMutexTruth checks the mutex workload's figures: exact counts, mutual
+// exclusion, every thread waiting, and the parts of each thread's time
+// adding up to its loop's.
+func TestMutexTruth(t *testing.T) {
+	const threads, rounds = 3, 300
+	r := runOffCPU(t, "mutex", "-threads", fmt.Sprint(threads), "-rounds", fmt.Sprint(rounds), "-hold", "20000", "-outside", "2000")
+	if len(r.threads) != threads || r.total == nil {
+		t.Fatalf("want %d thread lines and a total line:\n%s", threads, r.text)
+	}
+	for _, callee := range []any{mutexLock, mutexHold, mutexUnlock, mutexOutside} {
+		if n := r.count(t, mutexWorker, callee); n != threads*rounds {
+			t.Errorf("%s calls %d, want %d", nameOf(callee), n, threads*rounds)
+		}
+	}
+	// Counted by a plain increment under the lock: one lost update and
+	// the lock let two threads in.
+	if n := r.value(t, "locked"); n != fmt.Sprint(threads*rounds) {
+		t.Errorf("locked %s, want %d", n, threads*rounds)
+	}
+	var sleeps uint64
+	var wait, loop time.Duration
+	for i, p := range r.threads {
+		tid := r.tids[i]
+		if n := p.num(t, "rounds"); n != rounds {
+			t.Errorf("thread %d: rounds %d, want %d", tid, n, rounds)
+		}
+		w, h, rel, o, l := p.dur(t, "wait"), p.dur(t, "hold"), p.dur(t, "release"), p.dur(t, "outside"), p.dur(t, "loop")
+		if w <= 0 {
+			t.Errorf("thread %d: wait %v, want > 0", tid, w)
+		}
+		if parts := w + h + rel + o; parts > l || !near(parts, l, 0.05) {
+			t.Errorf("thread %d: wait %v + hold %v + release %v + outside %v = %v, loop %v: want within 5%%", tid, w, h, rel, o, parts, l)
+		}
+		if share := p.float(t, "waitshare"); abs(share-float64(w)/float64(l)) > 1e-3 {
+			t.Errorf("thread %d: waitshare %.4f, wait/loop %.4f", tid, share, float64(w)/float64(l))
+		}
+		p.dur(t, "oncpu")
+		p.dur(t, "runqueue")
+		sleeps += p.num(t, "sleeps")
+		wait += w
+		loop += l
+	}
+	if n := r.total.num(t, "sleeps"); n != sleeps {
+		t.Errorf("total sleeps %d, the threads' sum %d", n, sleeps)
+	}
+	// The threads start together and hold the lock ten times as long as
+	// they work outside it, so they meet at it and sleep there. Not every
+	// one of them need: on a loaded machine a thread may get the CPU only
+	// while the others are preempted outside the lock, and run all its
+	// rounds in a few timeslices without ever finding it taken. But the
+	// others are preempted holding it too, and then whoever runs sleeps.
+	if sleeps == 0 {
+		t.Errorf("no thread ever slept on the lock")
+	}
+	if d := r.total.dur(t, "wait"); d != wait {
+		t.Errorf("total wait %v, the threads' sum %v", d, wait)
+	}
+	if d := r.total.dur(t, "loop"); d != loop {
+		t.Errorf("total loop %v, the threads' sum %v", d, loop)
+	}
+	if t.Failed() {
+		t.Fatalf("output:\n%s", r.text)
+	}
+	t.Logf("wait share %.4f, %d futex sleeps", r.total.float(t, "waitshare"), sleeps)
+}
+
+// TestMutexAlone: one thread never finds the lock taken, so it never sleeps.
+func TestMutexAlone(t *testing.T) {
+	r := runOffCPU(t, "mutex", "-threads", "1", "-rounds", "200", "-hold", "1000", "-outside", "1000")
+	if len(r.threads) != 1 {
+		t.Fatalf("want 1 thread line:\n%s", r.text)
+	}
+	if n := r.threads[0].num(t, "sleeps"); n != 0 {
+		t.Fatalf("an uncontended lock slept %d times", n)
+	}
+	if n := r.value(t, "locked"); n != "200" {
+		t.Fatalf("locked %s, want 200", n)
+	}
+}
+
 // TestOffCPUBadFlags: a bad value is refused with what is wrong and the
 // workload's flags, on stderr, before anything runs.
 func TestOffCPUBadFlags(t *testing.T) {
@@ -225,6 +311,11 @@ func TestOffCPUBadFlags(t *testing.T) {
 		{[]string{"sleep", "-duration", "-1s"}, "-duration must be > 0"},
 		{[]string{"sleep", "-rounds", "-1"}, "-rounds must be >= 0"},
 		{[]string{"sleep", "-nosuchflag"}, "flag provided but not defined"},
+		{[]string{"mutex", "-threads", "0"}, "-threads must be > 0"},
+		{[]string{"mutex", "-hold", "-1"}, "-hold must be >= 0"},
+		{[]string{"mutex", "-outside", "-1"}, "-outside must be >= 0"},
+		{[]string{"mutex", "-duration", "-1s"}, "-duration must be > 0"},
+		{[]string{"mutex", "-duration", "0"}, "-duration must be > 0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := Run(c.args[0], c.args[1:], &stdout, &stderr)

@@ -47,6 +47,7 @@ import (
 var offCPUWorkloads = []entry{
 	{"sleep", runSleep},
 	{"mutex", runMutex},
+	{"pingpong", runPingpong},
 }
 
 var monoEpoch = time.Now()
@@ -114,4 +115,43 @@ func (s schedstat) String() string {
 		return "oncpu - runqueue - slices -"
 	}
 	return fmt.Sprintf("oncpu %s runqueue %s slices %d", s.oncpu, s.runqueue, s.slices)
+}
+
+// ctxSwitches are a thread's voluntary and involuntary context switches,
+// from /proc/self/task/TID/status: voluntary when it blocked (or yielded),
+// involuntary when it was preempted.
+type ctxSwitches struct {
+	voluntary, involuntary uint64
+}
+
+func readCtxSwitches(tid int) (ctxSwitches, error) {
+	path := fmt.Sprintf("/proc/self/task/%d/status", tid)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ctxSwitches{}, err
+	}
+	var c ctxSwitches
+	found := 0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var dst *uint64
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		switch {
+		case !ok:
+			continue
+		case string(key) == "voluntary_ctxt_switches":
+			dst = &c.voluntary
+		case string(key) == "nonvoluntary_ctxt_switches":
+			dst = &c.involuntary
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseUint(string(bytes.TrimSpace(val)), 10, 64); err != nil {
+			return ctxSwitches{}, fmt.Errorf("%s: %s: %w", path, line, err)
+		}
+		found++
+	}
+	if found != 2 {
+		return ctxSwitches{}, fmt.Errorf("%s: no voluntary_ctxt_switches and nonvoluntary_ctxt_switches lines", path)
+	}
+	return c, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // offCPUNames are the off-CPU workloads Names lists after the others.
-var offCPUNames = []string{"sleep", "mutex"}
+var offCPUNames = []string{"sleep", "mutex", "pingpong"}
 
 func init() {
 	expected["sleep"] = [][2]any{
@@ -22,6 +22,10 @@ func init() {
 		{mutexWorker, mutexHold},
 		{mutexWorker, mutexUnlock},
 		{mutexWorker, mutexOutside},
+	}
+	expected["pingpong"] = [][2]any{
+		{pingpongPing, pingpongRead},
+		{pingpongPong, pingpongRead},
 	}
 }
 
@@ -297,6 +301,64 @@ func TestMutexAlone(t *testing.T) {
 	}
 }
 
+// TestPingpongTruth checks the pingpong workload's counts, and that its
+// threads blocked about once a round each.
+func TestPingpongTruth(t *testing.T) {
+	const rounds = 3000
+	r := runOffCPU(t, "pingpong", "-rounds", fmt.Sprint(rounds))
+	if n := r.value(t, "rounds"); n != fmt.Sprint(rounds) {
+		t.Fatalf("rounds %s, want %d\n%s", n, rounds, r.text)
+	}
+	if n := r.count(t, pingpongPing, pingpongRead); n != rounds {
+		t.Errorf("ping's reads %d, want %d", n, rounds)
+	}
+	// pong reads once more: the end of file that tells it to stop.
+	if n := r.count(t, pingpongPong, pingpongRead); n != rounds+1 {
+		t.Errorf("pong's reads %d, want %d", n, rounds+1)
+	}
+	if len(r.threads) != 2 || r.total == nil {
+		t.Fatalf("want 2 thread lines and a total line:\n%s", r.text)
+	}
+	var vol, invol uint64
+	for i, p := range r.threads {
+		want := nameOf([]any{pingpongPing, pingpongPong}[i])
+		if f := p.str(t, "func"); f != want {
+			t.Errorf("thread %d is %s, want %s", r.tids[i], f, want)
+		}
+		if n := p.num(t, "rounds"); n != rounds {
+			t.Errorf("thread %d: rounds %d, want %d", r.tids[i], n, rounds)
+		}
+		v, iv := p.num(t, "voluntary"), p.num(t, "involuntary")
+		// Each round a thread waits for the other's byte, and leaves the
+		// CPU while it does: on an idle machine it blocks in its read (a
+		// voluntary switch) all but a few times in a thousand, when the
+		// answer beats it there from the other CPU. On a busy one it is
+		// also preempted between its write and its read (involuntary),
+		// and then finds the answer waiting: with three CPU hogs on two
+		// CPUs, 40% of the rounds went so. Switches of either kind, then,
+		// must be nearly one a round, and the voluntary ones a good part:
+		// threads that polled the pipe or spun would block in none.
+		if v+iv < rounds*95/100 || v < rounds/4 {
+			t.Errorf("thread %d: %d voluntary and %d involuntary switches in %d rounds, want >= 95%% of the rounds in all and >= 25%% voluntary", r.tids[i], v, iv, rounds)
+		}
+		if rate := p.float(t, "switches/s"); abs(rate-float64(v+iv)/p.dur(t, "wall").Seconds()) > 0.01*rate+1 {
+			t.Errorf("thread %d: switches/s %.1f, (voluntary + involuntary) / wall %.1f", r.tids[i], rate, float64(v+iv)/p.dur(t, "wall").Seconds())
+		}
+		vol += v
+		invol += iv
+	}
+	if n := r.total.num(t, "voluntary"); n != vol {
+		t.Errorf("total voluntary %d, the threads' sum %d", n, vol)
+	}
+	if n := r.total.num(t, "involuntary"); n != invol {
+		t.Errorf("total involuntary %d, the threads' sum %d", n, invol)
+	}
+	if t.Failed() {
+		t.Fatalf("output:\n%s", r.text)
+	}
+	t.Logf("%s rounds/s, %.0f switches/s; voluntary %d, involuntary %d", r.value(t, "rounds/s"), r.total.float(t, "switches/s"), vol, invol)
+}
+
 // TestOffCPUBadFlags: a bad value is refused with what is wrong and the
 // workload's flags, on stderr, before anything runs.
 func TestOffCPUBadFlags(t *testing.T) {
@@ -316,6 +378,9 @@ func TestOffCPUBadFlags(t *testing.T) {
 		{[]string{"mutex", "-outside", "-1"}, "-outside must be >= 0"},
 		{[]string{"mutex", "-duration", "-1s"}, "-duration must be > 0"},
 		{[]string{"mutex", "-duration", "0"}, "-duration must be > 0"},
+		{[]string{"pingpong", "-duration", "-1s"}, "-duration must be > 0"},
+		{[]string{"pingpong", "-rounds", "-5"}, "-rounds must be >= 0"},
+		{[]string{"pingpong", "extra"}, "unexpected arguments"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := Run(c.args[0], c.args[1:], &stdout, &stderr)

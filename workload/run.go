@@ -1,6 +1,8 @@
 // Package workload owns cctop's built-in target programs: small, deterministic
 // CPU workloads that are profiled by the sampler, used as ground truth by the
-// evaluation, and run by the demo (`cctop workload NAME [flags]`).
+// evaluation, and run by the demo (`cctop workload NAME [flags]`). On Linux
+// there are also off-CPU workloads (see offcpu_linux.go), whose threads block
+// in system calls, for off-CPU and wall-clock profiling.
 //
 // Each workload is shaped to expose one sampling bias or unwinding case
 // (call density, lock latency, deep and wide stacks, short-lived threads) and
@@ -40,15 +42,16 @@ type entry struct {
 	run  runFunc
 }
 
-// registry is in the order Names reports.
-var registry = []entry{
+// registry is in the order Names reports. The off-CPU workloads come last and
+// exist only where they can block the way they must (Linux).
+var registry = append([]entry{
 	{"density", runDensity},
 	{"latency", runLatency},
 	{"recursive", runRecursive},
 	{"stages", runStages},
 	{"threads", runThreads},
 	{"spin", runSpin},
-}
+}, offCPUWorkloads...)
 
 // Names lists the workloads Run accepts.
 func Names() []string {
@@ -84,6 +87,12 @@ type timing struct {
 	duration time.Duration
 	loop     bool
 	rounds   int // 0 unless the workload has -rounds and it was set
+
+	// defaultRounds, when > 0, is the number of rounds to run when none of
+	// -rounds, -duration and -loop is given: a workload whose truth is best
+	// compared round for round defaults to a fixed amount of work, and
+	// -duration still bounds it by time when asked to. Set it before parse.
+	defaultRounds int
 }
 
 // newFlagSet returns a flag set for workload name with the ending flags;
@@ -110,6 +119,15 @@ func parse(fs *flag.FlagSet, t *timing, args []string) error {
 	}
 	if t.rounds < 0 {
 		return usageError(fs, "-rounds must be >= 0")
+	}
+	if t.defaultRounds > 0 {
+		given := false
+		fs.Visit(func(f *flag.Flag) {
+			given = given || f.Name == "rounds" || f.Name == "duration" || f.Name == "loop"
+		})
+		if !given {
+			t.rounds = t.defaultRounds
+		}
 	}
 	if t.loop {
 		t.rounds = 0

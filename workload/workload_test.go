@@ -128,7 +128,7 @@ var expected = map[string][][2]any{
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"density", "latency", "recursive", "stages", "threads", "spin"}
+	want := append([]string{"density", "latency", "recursive", "stages", "threads", "spin"}, offCPUNames...)
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -387,5 +387,38 @@ func TestLoopEndsOnCancel(t *testing.T) {
 				t.Fatalf("printed %d edges, want %d:\n%s", len(o.calls), len(expected[name]), stdout.String())
 			}
 		})
+	}
+}
+
+// TestDefaultRounds: a workload with a default number of rounds runs that
+// many unless -rounds, -duration or -loop says otherwise, and a bad
+// -duration is still refused.
+func TestDefaultRounds(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		rounds int
+	}{
+		{nil, 7},
+		{[]string{"-rounds", "3"}, 3},
+		{[]string{"-rounds", "0"}, 0},
+		{[]string{"-duration", "1s"}, 0},
+		{[]string{"-duration", "1s", "-rounds", "5"}, 5},
+		{[]string{"-loop"}, 0},
+	} {
+		fs, tm := newFlagSet("test", io.Discard, time.Second, "rounds")
+		tm.defaultRounds = 7
+		if err := parse(fs, tm, c.args); err != nil {
+			t.Fatalf("parse(%q): %v", c.args, err)
+		}
+		if tm.rounds != c.rounds {
+			t.Errorf("parse(%q): rounds %d, want %d", c.args, tm.rounds, c.rounds)
+		}
+	}
+	for _, args := range [][]string{{"-duration", "0"}, {"-duration", "-1s"}, {"-rounds", "-1"}} {
+		fs, tm := newFlagSet("test", io.Discard, time.Second, "rounds")
+		tm.defaultRounds = 7
+		if err := parse(fs, tm, args); err == nil {
+			t.Errorf("parse(%q) succeeded", args)
+		}
 	}
 }

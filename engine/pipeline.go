@@ -162,6 +162,7 @@ func (b *builder) sample(r *sampler.Record) {
 	}
 	b.lastTime = r.Time
 	b.samples++
+	b.stackBytes += uint64(len(r.Stack))
 	if len(r.Branches) > 0 {
 		b.branches.add(r)
 	}
@@ -199,7 +200,6 @@ func (b *builder) buildStack(r *sampler.Record) int {
 	// cost, not the program's: one frame under the probed function.
 	nk := b.foldProbes(len(b.frames))
 	b.copyStop, b.rooted, b.haveStop = false, false, false
-	b.stackBytes += uint64(len(r.Stack))
 	if len(r.Stack) > 0 && len(r.Regs) > 0 {
 		b.frames = b.unwindUser(r, user, nk)
 	} else {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -332,21 +333,55 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 }
 
 // modeTop is the summary's top functions by self time off the CPU, or wall
-// time.
+// time, of the threads that are not idle. A wait's time is the function's
+// that waited: the first frame outside the kernel above its [off-cpu:]
+// leaf, where the stack reaches user space.
 func modeTop(w io.Writer, t *cct.Tree, mode string) {
 	of := modeTime(mode)
-	total := of(t.Total())
+	idle := idleThreads(t)
+	self := map[cct.FuncID]int64{}
+	var total int64
+	for id := 1; id < t.Len(); id++ {
+		n := t.Node(cct.NodeID(id))
+		var v int64
+		for _, ts := range t.Threads(cct.NodeID(id)) {
+			if !idle[ts.TID] {
+				v += of(ts.Self)
+			}
+		}
+		if v == 0 {
+			continue
+		}
+		total += v
+		fn := n.Func
+		if _, wait := cct.OffCPUReason(t.Func(fn).Name); wait {
+			for p := n.Parent; p > 0; p = t.Node(p).Parent {
+				if f := t.Node(p).Func; t.Func(f).Module != symbol.KernelModule {
+					fn = f
+					break
+				}
+			}
+		}
+		self[fn] += v
+	}
 	if total == 0 {
 		return
 	}
-	flat := t.Flat()
-	slices.SortStableFunc(flat, func(a, b cct.FuncStat) int { return cmp.Compare(of(b.Self), of(a.Self)) })
-	fmt.Fprintf(w, "%8s %8s  %s\n", "self%", "total%", fmt.Sprintf("function (top 10 by self %s time)", map[string]string{ModeOffCPU: "off-CPU", ModeWall: "wall"}[mode]))
-	for i, f := range flat {
-		if i == 10 || of(f.Self) == 0 {
+	funcs := slices.Collect(maps.Keys(self))
+	slices.SortFunc(funcs, func(a, b cct.FuncID) int {
+		return cmp.Or(cmp.Compare(self[b], self[a]), cmp.Compare(t.Func(a).Name, t.Func(b).Name))
+	})
+	what := map[string]string{ModeOffCPU: "off-CPU", ModeWall: "wall"}[mode]
+	fmt.Fprintf(w, "%8s  function (top 10 by self %s time, a wait's time the function's that waited", "self%", what)
+	if len(idle) > 0 {
+		fmt.Fprintf(w, "; %d idle threads left out", len(idle))
+	}
+	fmt.Fprintln(w, ")")
+	for i, f := range funcs {
+		if i == 10 {
 			break
 		}
-		fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n", 100*float64(of(f.Self))/float64(total), 100*float64(of(f.Total))/float64(total), t.Func(f.Func).Name)
+		fmt.Fprintf(w, "%7.2f%%  %s\n", 100*float64(self[f])/float64(total), t.Func(f).Name)
 	}
 }
 

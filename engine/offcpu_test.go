@@ -70,7 +70,7 @@ func TestOffCPUSwitchSamples(t *testing.T) {
 	feed(b,
 		cpuRec(7, 1000, 0x2000),
 		offRec(7, 2000, 0x3000, false, -1), switchRec(7, 2001, true, false), // blocks at 0x3000
-		switchRec(7, 9001, false, false), // 7000 ns later
+		switchRec(7, 9001, false, false),                                     // 7000 ns later
 		offRec(7, 10000, 0x4000, false, -1), switchRec(7, 10001, true, true), // preempted at 0x4000
 		switchRec(7, 10501, false, false), // 500 ns later
 	)
@@ -105,8 +105,8 @@ func TestOffCPUProbes(t *testing.T) {
 	feed(b,
 		switchRec(7, 1000, true, false), switchRec(7, 2000, false, false), // 1000 before any stack
 		switchRec(7, 3000, true, false),
-		offRec(7, 3500, 0x3000, true, 202), // futex, mid-interval
-		switchRec(7, 5000, false, false),   // 2000
+		offRec(7, 3500, 0x3000, true, 202),                                // futex, mid-interval
+		switchRec(7, 5000, false, false),                                  // 2000
 		switchRec(7, 6000, true, false), switchRec(7, 6300, false, false), // 300, no probe: to the futex stack
 		switchRec(7, 7000, true, false),
 		offRec(7, 7100, 0x4000, true, -1), // preempted in user space

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -339,8 +339,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 func modeTop(w io.Writer, t *cct.Tree, mode string) {
 	of := modeTime(mode)
 	idle := idleThreads(t)
-	self := map[cct.FuncID]int64{}
+	self, cum := map[cct.FuncID]int64{}, map[cct.FuncID]int64{}
 	var total int64
+	var seen []cct.FuncID
 	for id := 1; id < t.Len(); id++ {
 		n := t.Node(cct.NodeID(id))
 		var v int64
@@ -363,6 +364,14 @@ func modeTop(w io.Writer, t *cct.Tree, mode string) {
 			}
 		}
 		self[fn] += v
+		// Each function on the path once, as pprof counts a recursion.
+		seen = seen[:0]
+		for p := cct.NodeID(id); p > 0; p = t.Node(p).Parent {
+			if f := t.Node(p).Func; !slices.Contains(seen, f) {
+				seen = append(seen, f)
+				cum[f] += v
+			}
+		}
 	}
 	if total == 0 {
 		return
@@ -372,7 +381,7 @@ func modeTop(w io.Writer, t *cct.Tree, mode string) {
 		return cmp.Or(cmp.Compare(self[b], self[a]), cmp.Compare(t.Func(a).Name, t.Func(b).Name))
 	})
 	what := map[string]string{ModeOffCPU: "off-CPU", ModeWall: "wall"}[mode]
-	fmt.Fprintf(w, "%8s  function (top 10 by self %s time, a wait's time the function's that waited", "self%", what)
+	fmt.Fprintf(w, "%8s %8s  function (top 10 by self %s time, a wait's time the function's that waited", "self%", "total%", what)
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "; %d idle threads left out", len(idle))
 	}
@@ -381,7 +390,7 @@ func modeTop(w io.Writer, t *cct.Tree, mode string) {
 		if i == 10 {
 			break
 		}
-		fmt.Fprintf(w, "%7.2f%%  %s\n", 100*float64(self[f])/float64(total), t.Func(f).Name)
+		fmt.Fprintf(w, "%7.2f%% %7.2f%%  %s\n", 100*float64(self[f])/float64(total), 100*float64(cum[f])/float64(total), t.Func(f).Name)
 	}
 }
 

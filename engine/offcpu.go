@@ -3,19 +3,28 @@ package engine
 // Off-CPU time (--mode offcpu|wall): where the target's threads waited.
 //
 // The session records every context switch of the target's threads
-// (sampler.KindSwitch, out of the CPU and back on) and a stack of each
-// thread off the CPU (Record.OffCPU): a sample at every switch out where the
-// kernel lets cctop sample kernel events, else probes that read blocked
-// threads' user stacks from /proc (sampler.Session.OffCPU says which). The
-// switches time every interval off the CPU exactly; the stacks say where
-// it was spent. An interval goes to the latest stack its thread was seen
-// off the CPU with: with a sample at every switch, that is the interval's
-// own stack; with probes, the interval a probe fell in goes to the probe's
-// stack, and so do the intervals after it that no probe saw, until the
-// next probe. That is sampling the thread's off-CPU time in proportion to
-// its length, as a clock samples on-CPU time, while the total per thread
-// stays exact. Time a thread spent off the CPU before its first stack goes
-// to one context of its own, "[off-cpu: stack not seen]".
+// (sampler.KindSwitch, out of the CPU and back on): they time every interval
+// off the CPU exactly, per thread. Stacks say where the time went, and come
+// one of two ways (sampler.Session.OffCPU says which):
+//
+//   - Switch samples, where the kernel lets cctop sample kernel events: a
+//     sample as the thread leaves the CPU, at every switch out or every Nth
+//     (Config.SwitchPeriod, raised when switches are too many to unwind
+//     each). A sampled interval goes to its own stack. The unsampled
+//     intervals of a thread are shared among its sampled ones in proportion
+//     to their lengths: a ratio estimator, whose total per thread is exact
+//     and whose split is unbiased as long as which switch is sampled does not
+//     follow the program's own pattern of waits (a prime N keeps a pattern
+//     of any shorter length from locking onto it).
+//   - Probes of blocked threads' user stacks, read from /proc at a fixed
+//     rate: time samples of the thread's waits. The interval a probe fell in
+//     goes to the probe's stack, and so do the intervals after it that no
+//     probe saw, until the next probe: each probe stands for the time off
+//     the CPU around it, and the total per thread stays exact.
+//
+// Time a thread spent off the CPU with no stack for it (blocked since before
+// the session, or never sampled) goes to one context of its own,
+// "[off-cpu: stack not seen]".
 
 import (
 	"fmt"
@@ -42,11 +51,17 @@ const (
 // nextMode is the order the TUI's mode key steps through.
 var nextMode = map[string]string{ModeCPU: ModeWall, ModeWall: ModeOffCPU, ModeOffCPU: ModeCPU}
 
+// offCPUProbes is what sampler.Session.OffCPU calls stacks read from /proc.
+const offCPUProbes = "wait probes"
+
 // notSeen is the reason of time off the CPU before a thread's first stack.
 const notSeen = "stack not seen"
 
 // offCPU is the builder's accounting of its threads' time off the CPU.
 type offCPU struct {
+	// probes: the stacks come from probes of blocked threads, not from
+	// samples at switches (see the top of this file).
+	probes bool
 	// start is when the accounting began, on the records' clock
 	// (CLOCK_MONOTONIC): a thread first seen coming back onto the CPU
 	// had been off it since then.
@@ -66,10 +81,28 @@ type offCPU struct {
 
 // offThread is one thread's state.
 type offThread struct {
-	node    cct.NodeID // the latest stack it was seen off the CPU with; -1: none yet
-	out     uint64     // when it left the CPU; 0 while on it (or not known)
-	preempt bool       // it left the CPU runnable (preempted), not blocked
-	acc     int64      // ns off the CPU not given to a context yet
+	out     uint64 // when it left the CPU; 0 while on it (or not known)
+	preempt bool   // it left the CPU runnable (preempted), not blocked
+	// since: it is off the CPU since before the accounting began, or
+	// since its creation: no switch out was there to sample.
+	since bool
+	// Probes: the latest stack it was seen off the CPU with (-1: none
+	// yet), and the time off the CPU not given to a context yet.
+	node cct.NodeID
+	acc  int64
+	// Switch samples: the stack sampled as it was leaving (-1: none), then
+	// the stack of the interval it is off the CPU for (-1: unsampled);
+	// since the last share-out, the sampled intervals and the time of the
+	// unsampled ones.
+	pending, sampled cct.NodeID
+	shares           []offShare
+	unsampled        int64
+}
+
+// offShare is a sampled interval off the CPU: its stack and length.
+type offShare struct {
+	node cct.NodeID
+	d    int64
 }
 
 func newOffCPU(start uint64) *offCPU {
@@ -115,7 +148,7 @@ func (o *offCPU) blockedSince(pid int) {
 		case 'S', 'D', 'I':
 			t := o.thread(uint32(tid))
 			if t.out == 0 {
-				t.out = o.start
+				t.out, t.since = o.start, true
 			}
 		}
 	}
@@ -124,7 +157,7 @@ func (o *offCPU) blockedSince(pid int) {
 func (o *offCPU) thread(tid uint32) *offThread {
 	t := o.threads[tid]
 	if t == nil {
-		t = &offThread{node: -1}
+		t = &offThread{node: -1, pending: -1, sampled: -1}
 		o.threads[tid] = t
 	}
 	return t
@@ -136,7 +169,7 @@ func (o *offCPU) carry(now uint64) *offCPU {
 	n := newOffCPU(now)
 	for tid, t := range o.threads {
 		if t.out != 0 {
-			n.threads[tid] = &offThread{node: -1, out: max(t.out, now), preempt: t.preempt}
+			n.threads[tid] = &offThread{node: -1, pending: -1, sampled: -1, out: max(t.out, now), preempt: t.preempt, since: true}
 		}
 	}
 	return n
@@ -154,7 +187,8 @@ func (b *builder) switched(r *sampler.Record) {
 			// known, and nothing of it is counted.
 			o.unpaired++
 		}
-		t.out, t.preempt = r.Time, r.Preempted()
+		t.out, t.preempt, t.since = r.Time, r.Preempted(), false
+		t.sampled, t.pending = t.pending, -1
 		return
 	}
 	if t.out == 0 {
@@ -164,17 +198,19 @@ func (b *builder) switched(r *sampler.Record) {
 			o.unpaired++
 			return
 		}
-		t.out = o.start
+		t.out, t.since = o.start, true
 	}
 	if r.Time > t.out {
 		b.offFor(r.TID, t, int64(r.Time-t.out))
 	}
-	t.out = 0
+	t.out, t.sampled, t.since = 0, -1, false
 	o.onTIDs[r.TID] = true
 }
 
-// offFor counts d ns off the CPU for thread tid and gives them to its
-// latest stack.
+// offFor counts d ns of the thread's current interval off the CPU: to the
+// interval's own stack where it was sampled at its switch out, to the
+// unsampled ones' share-out where switches are sampled, or to the latest
+// stack a probe saw.
 func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 	o := b.off
 	o.off += d
@@ -185,8 +221,54 @@ func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 	if w := b.weights; w != nil && w.offNS != nil {
 		w.offNS[tid] += uint64(d)
 	}
-	t.acc += d
-	b.giveOff(tid, t)
+	switch {
+	case o.probes, t.since:
+		// With switch samples a thread keeps no node: since goes to
+		// notSeen.
+		t.acc += d
+		b.giveOff(tid, t)
+	case t.sampled >= 0:
+		b.tree.AddSelf(t.sampled, tid, cct.Metrics{OffCPU: d, Wall: d})
+		if n := len(t.shares); n > 0 && t.shares[n-1].node == t.sampled {
+			t.shares[n-1].d += d
+		} else {
+			t.shares = append(t.shares, offShare{t.sampled, d})
+		}
+	default:
+		t.unsampled += d
+	}
+}
+
+// shareOut gives a thread's unsampled time off the CPU to its sampled
+// intervals since the last share-out, in proportion to their lengths; with
+// none, it waits for them, or goes to notSeen when final.
+func (b *builder) shareOut(tid uint32, t *offThread, final bool) {
+	if t.unsampled == 0 {
+		t.shares = t.shares[:0]
+		return
+	}
+	var sum int64
+	for _, s := range t.shares {
+		sum += s.d
+	}
+	if sum == 0 {
+		if final {
+			t.acc, t.node = t.unsampled, -1
+			t.unsampled = 0
+			b.giveOff(tid, t)
+		}
+		return
+	}
+	left := t.unsampled
+	for i, s := range t.shares {
+		x := int64(float64(t.unsampled) * float64(s.d) / float64(sum))
+		if i == len(t.shares)-1 {
+			x = left
+		}
+		left -= x
+		b.tree.AddSelf(s.node, tid, cct.Metrics{OffCPU: x, Wall: x})
+	}
+	t.unsampled, t.shares = 0, t.shares[:0]
 }
 
 // giveOff adds the thread's time off the CPU so far to its latest stack.
@@ -219,6 +301,19 @@ func (b *builder) settle(now uint64) {
 			b.offFor(tid, t, int64(now-t.out))
 			t.out = now
 		}
+		b.shareOut(tid, t, false)
+	}
+}
+
+// finish settles every thread up to now and gives the time still waiting
+// for a sampled interval to notSeen: the end of a recording.
+func (b *builder) finish(now uint64) {
+	if b.off == nil {
+		return
+	}
+	b.settle(now)
+	for tid, t := range b.off.threads {
+		b.shareOut(tid, t, true)
 	}
 }
 
@@ -226,7 +321,7 @@ func (b *builder) settle(now uint64) {
 func (b *builder) forkedThread(r *sampler.Record) {
 	t := b.off.thread(r.TID)
 	if t.out == 0 {
-		t.out, t.preempt = r.Time, true
+		t.out, t.preempt, t.since = r.Time, true, true
 	}
 }
 
@@ -234,6 +329,7 @@ func (b *builder) forkedThread(r *sampler.Record) {
 func (b *builder) exitedThread(r *sampler.Record) {
 	if t := b.off.threads[r.TID]; t != nil {
 		b.giveOff(r.TID, t)
+		b.shareOut(r.TID, t, true)
 		delete(b.off.threads, r.TID)
 	}
 }
@@ -255,17 +351,28 @@ func (b *builder) offSample(r *sampler.Record) {
 		o.probed++
 	}
 	t := o.thread(r.TID)
-	b.giveOff(r.TID, t) // what came before goes to the stack before
+	if r.Probed {
+		b.giveOff(r.TID, t) // what came before goes to the stack before
+	}
 	nk := b.buildStack(r)
 	reason := b.offReason(r, b.frames[:nk])
 	fn := b.tree.Intern(cct.Func{Name: cct.OffCPUFrame(reason)})
 	b.stack = append(b.stack, cct.Frame{})
 	copy(b.stack[1:], b.stack)
 	b.stack[0] = cct.Frame{Func: fn}
-	t.node = b.tree.Add(b.stack, r.TID, cct.Metrics{})
-	if r.Probed && t.out == 0 && !o.onTIDs[r.TID] && !o.offTIDs[r.TID] {
+	node := b.tree.Add(b.stack, r.TID, cct.Metrics{})
+	if !r.Probed {
+		// Taken as the thread leaves: its switch out comes next.
+		t.pending = node
+		if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
+			b.fold()
+		}
+		return
+	}
+	t.node = node
+	if t.out == 0 && !o.onTIDs[r.TID] && !o.offTIDs[r.TID] {
 		// Blocked with no switch seen: since before the accounting.
-		t.out = o.start
+		t.out, t.since = o.start, true
 	}
 	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
 		b.fold()

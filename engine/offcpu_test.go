@@ -102,6 +102,7 @@ func TestOffCPUSwitchSamples(t *testing.T) {
 // goes to [off-cpu: stack not seen]; the reason is the system call.
 func TestOffCPUProbes(t *testing.T) {
 	b := offBuilder(100)
+	b.off.probes = true
 	feed(b,
 		switchRec(7, 1000, true, false), switchRec(7, 2000, false, false), // 1000 before any stack
 		switchRec(7, 3000, true, false),
@@ -152,20 +153,34 @@ func TestOffCPUEdges(t *testing.T) {
 		t.Errorf("%d unpaired switches, want 2", o.unpaired)
 	}
 	tt := b.tree.ThreadTotals()
-	if tt[8].OffCPU != 1000 || tt[9].OffCPU != 200 || tt[10].OffCPU != 50 {
-		t.Errorf("off-CPU per thread %d %d %d, want 1000, 200, 50", tt[8].OffCPU, tt[9].OffCPU, tt[10].OffCPU)
+	// Thread 9's 200 ns were not sampled: they wait for a sampled
+	// interval to share them, until the end.
+	if tt[8].OffCPU != 1000 || tt[9].OffCPU != 0 || tt[10].OffCPU != 50 {
+		t.Errorf("off-CPU per thread %d %d %d, want 1000, 0, 50", tt[8].OffCPU, tt[9].OffCPU, tt[10].OffCPU)
 	}
 	if o.preempted != 50 {
 		t.Errorf("%d ns waiting to run, want the new thread's 50", o.preempted)
 	}
+	if o.off != 1250 {
+		t.Errorf("%d ns off the CPU counted, want 1250", o.off)
+	}
 	b.settle(3500)
 	b.settle(4000)
-	if got := b.tree.ThreadTotals()[11].OffCPU; got != 1000 {
-		t.Errorf("thread off since 3000, settled at 3500 and 4000: %d ns, want 1000", got)
+	feed(b, offRec(11, 4100, 0x5000, false, -1), switchRec(11, 4200, false, false))
+	feed(b, offRec(11, 4300, 0x6000, false, -1), switchRec(11, 4301, true, false), switchRec(11, 4401, false, false))
+	b.finish(4500)
+	tt = b.tree.ThreadTotals()
+	if tt[9].OffCPU != 200 || tt[11].OffCPU != 1300 {
+		t.Errorf("after the end: threads 9 and 11 off for %d and %d ns, want 200 and 1300", tt[9].OffCPU, tt[11].OffCPU)
 	}
-	feed(b, switchRec(11, 4200, false, false))
-	if got := b.tree.ThreadTotals()[11].OffCPU; got != 1200 {
-		t.Errorf("after its switch in at 4200: %d ns, want 1200", got)
+	// Thread 11's 1200 ns from 3000 had no sample at their switch out
+	// (the one at 4100 came while it was off, which switch samples do
+	// not): shared by its one sampled interval, 100 ns at 0x6000.
+	if got := offAt(b, "unknown"); got != 1300 {
+		t.Errorf("the sampled interval holds %d ns, want all 1300", got)
+	}
+	if got := offAt(b, notSeen); got != 1000+200+50 {
+		t.Errorf("%d ns with no stack, want 1250 (thread 8 since the start, 9 never sampled, 10 new)", got)
 	}
 	// Exited threads are forgotten.
 	feed(b, sampler.Record{Kind: sampler.KindExit, PID: 1, TID: 11, Time: 5000})
@@ -178,6 +193,7 @@ func TestOffCPUEdges(t *testing.T) {
 // folded tree's nodes.
 func TestOffCPUFold(t *testing.T) {
 	b := offBuilder(100)
+	b.off.probes = true
 	b.maxNodes = 100
 	var recs []sampler.Record
 	for i := range uint64(300) {
@@ -196,5 +212,57 @@ func TestOffCPUFold(t *testing.T) {
 		if th.node >= cct.NodeID(b.tree.Len()) {
 			t.Errorf("a thread's stack %d is past the folded tree (%d nodes)", th.node, b.tree.Len())
 		}
+	}
+}
+
+// TestOffCPUSwitchPeriod: with every third switch sampled, a thread that
+// waits 9 ms at A and 1 µs at B in turn has its time shared in proportion
+// to the sampled intervals' lengths: A gets its 9 ms a wait, not the
+// intervals that happened to follow a sample of it.
+func TestOffCPUSwitchPeriod(t *testing.T) {
+	b := offBuilder(100)
+	tm := uint64(1000)
+	var truthA, truthB int64
+	for i := 0; i < 300; i++ {
+		pc, d := uint64(0x3000), uint64(9e6)
+		if i%2 == 1 {
+			pc, d = 0x4000, 1000
+		}
+		if i%3 == 0 {
+			feed(b, offRec(7, tm, pc, false, -1))
+		}
+		feed(b, switchRec(7, tm+1, true, false), switchRec(7, tm+1+d, false, false))
+		if pc == 0x3000 {
+			truthA += int64(d)
+		} else {
+			truthB += int64(d)
+		}
+		tm += d + 100
+		if i%50 == 49 {
+			b.settle(tm) // a publish
+		}
+	}
+	b.finish(tm)
+	// Both stacks end in an [off-cpu: unknown] leaf under their own frame.
+	var a, bb int64
+	for id := 1; id < b.tree.Len(); id++ {
+		n := b.tree.Node(cct.NodeID(id))
+		if n.Self.OffCPU == 0 {
+			continue
+		}
+		switch st := b.tree.Stack(cct.NodeID(id)); {
+		case len(st) > 1 && b.tree.Func(st[1].Func).Name == "[app+0x2000]":
+			a += n.Self.OffCPU
+		case len(st) > 1 && b.tree.Func(st[1].Func).Name == "[app+0x3000]":
+			bb += n.Self.OffCPU
+		default:
+			t.Errorf("off-CPU time at %s", b.tree.Func(n.Func).Name)
+		}
+	}
+	if tot := a + bb; tot != truthA+truthB {
+		t.Errorf("total %d, want %d", tot, truthA+truthB)
+	}
+	if share := float64(a) / float64(truthA); share < 0.99 || share > 1.01 {
+		t.Errorf("A got %d ns of its %d (%.3f): the unsampled waits went by what followed a sample", a, truthA, share)
 	}
 }

@@ -281,9 +281,16 @@ func (b *builder) fold() {
 		if o.unseen >= 0 {
 			o.unseen = remap[o.unseen]
 		}
+		re := func(n cct.NodeID) cct.NodeID {
+			if n >= 0 {
+				return remap[n]
+			}
+			return n
+		}
 		for _, t := range o.threads {
-			if t.node >= 0 {
-				t.node = remap[t.node]
+			t.node, t.pending, t.sampled = re(t.node), re(t.pending), re(t.sampled)
+			for i := range t.shares {
+				t.shares[i].node = re(t.shares[i].node)
 			}
 		}
 	}

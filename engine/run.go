@@ -74,6 +74,8 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	if cfg.OffCPU {
 		b.off = newOffCPU(offStart)
 		b.off.blockedSince(sess.PID())
+		src, _ := sess.OffCPU()
+		b.off.probes = src == offCPUProbes
 	}
 	return sess, b, nil
 }
@@ -149,7 +151,7 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 		}
 	}
 	rec.elapsed = time.Since(start)
-	b.settle(monoNow())
+	b.finish(monoNow())
 	if b.weights != nil {
 		b.weights.apply(b.tree, plan.params.Alpha)
 	}

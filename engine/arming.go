@@ -26,8 +26,11 @@ type armer struct {
 	// budget is the share of the target's CPU time counting may cost: a
 	// probe on a function called millions of times a second would slow the
 	// target many times over. The busiest probe goes first.
-	budget     float64
-	banned     map[string]bool
+	budget float64
+	banned map[string]bool
+	// switches keeps the off-CPU stack samples within their budget: like
+	// arming, a change of the session's events between two batches.
+	switches   *switchRate
 	overBudget int
 	giveUp     bool
 	notes      []string
@@ -104,7 +107,7 @@ const autoBudget = 0.05
 
 func newArmer(plan *Plan, sess *sampler.Session) *armer {
 	return &armer{plan: plan, sess: sess, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
-		budget: plan.budgetOr(autoBudget), banned: map[string]bool{}}
+		budget: plan.budgetOr(autoBudget), banned: map[string]bool{}, switches: defaultSwitchRate()}
 }
 
 // due reports whether the counters should be (re)armed now.

@@ -37,6 +37,9 @@ func readNext(ctx context.Context, sess *sampler.Session, b *builder, arm *armer
 			arm.plan.auto = false
 		}
 	}
+	if note := arm.switches.govern(sess, b, time.Now()); note != "" {
+		arm.notes = append(arm.notes, note)
+	}
 	return n, nil
 }
 

@@ -59,6 +59,9 @@ type Config struct {
 	// OffCPUProbe takes off-CPU stacks with the probes even where
 	// switch samples are allowed.
 	OffCPUProbe bool
+	// SwitchPeriod samples the stack of one switch out in SwitchPeriod
+	// (0 or 1: every one); the switch records stay every one.
+	SwitchPeriod uint64
 	// ProbeHz is how often the probes look at blocked threads (default
 	// DefaultProbeHz); each look reads at most MaxProbeThreads threads.
 	ProbeHz int

@@ -95,6 +95,9 @@ type Thread struct {
 	TID, PID uint32
 	Name     string
 	Samples  uint64 // the target's samples taken on it so far
+	// OffCPU is its off-CPU samples (Record.OffCPU) so far, which
+	// Samples leaves out: the thread's row stays for them too.
+	OffCPU uint64
 }
 
 // Group is one event group: a sampling leader and the counters read with it

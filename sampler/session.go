@@ -89,6 +89,7 @@ type Session struct {
 
 	stats struct {
 		samples, lost, throttled, corrupt, threadsNew atomic.Uint64
+		switches, switchSamples, probes, probeMisses  atomic.Uint64
 		processes, execs, missed                      atomic.Uint64
 		threads                                       atomic.Int64
 	}
@@ -207,7 +208,8 @@ func (s *Session) KernelFrames() bool { return !s.excludeK }
 func (s *Session) Followed() bool { return s.cfg.Follow }
 
 // EventRef names one opened event: its group (0 the primary group, i+1
-// Config.Extra[i]) and its place in the group (0 the leader, i+1 Members[i]).
+// Config.Extra[i], len(Config.Extra)+1 the context-switch samples of
+// Config.OffCPU) and its place in the group (0 the leader, i+1 Members[i]).
 type EventRef struct{ Group, Member int }
 
 // Event maps an event ID (a sample's ID, or a group-read value's ID) to
@@ -226,6 +228,11 @@ func (s *Session) Stats() Stats {
 		Corrupt:    s.stats.corrupt.Load(),
 		Threads:    int(s.stats.threads.Load()),
 		ThreadsNew: s.stats.threadsNew.Load(),
+
+		Switches:      s.stats.switches.Load(),
+		SwitchSamples: s.stats.switchSamples.Load(),
+		Probes:        s.stats.probes.Load(),
+		ProbeMisses:   s.stats.probeMisses.Load(),
 	}
 }
 

@@ -72,6 +72,12 @@ const (
 	MaxProbeThreads = 16
 )
 
+// Where off-CPU stacks come from (Session.OffCPU).
+const (
+	OffCPUSwitchSamples = "switch samples"
+	OffCPUWaitProbes    = "wait probes"
+)
+
 // MaxUserStack is the largest user stack copy the kernel allows: a record
 // is at most 64 KiB, and the size must be a multiple of 8.
 const MaxUserStack = 65528

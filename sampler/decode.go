@@ -152,6 +152,13 @@ type Record struct {
 	OffCPU, Probed bool
 	// Syscall is the system call a probed thread was blocked in, -1 when
 	// it was not in one (preempted in user space) or not known.
+	//
+	// A probed sample is made up by the wait probes (waitprobe.go): IP
+	// is the thread's user PC, Regs and RegsMask are laid out as the
+	// primary group's stack-copy samples with only IP and SP set (no
+	// UserFP), Stack is copied from SP, Chain is the user marker and the
+	// PC, Period is 1, and Time is CLOCK_MONOTONIC, as every event's is
+	// under Config.OffCPU.
 	Syscall int32
 	// StackWord is the user stack's top word (the return address at a
 	// function's entry), when HasStackWord; StackWord2 the next one, when

@@ -37,8 +37,16 @@ func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	// goroutine, which feeds the UI, does not stall for seconds.
 	s.Pause()
 	s.dropEvents()
+	// OffCPU may have changed, or the kernel's permissions with the
+	// events: the probes start, stop or restart with the new settings.
+	defer s.syncOffCPU()
 	prev := s.cfg
 	change(&s.cfg)
+	if s.cfg.OffCPU != prev.OffCPU {
+		// The records' clock changes (useMonotonic): the latest time
+		// seen, which made-up records take, starts again.
+		s.threads.now = 0
+	}
 	err := s.reopen()
 	if err == nil || errors.Is(err, ErrNoProcess) {
 		return b, err

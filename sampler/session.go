@@ -116,6 +116,17 @@ type Session struct {
 	// bg closes replaced events and trial probes; Close and DetachEvents
 	// wait for it, so that the probes those hold are deleted.
 	bg sync.WaitGroup
+
+	// Off-CPU stacks (offcpu.go): the wait probes' goroutine when they
+	// run, the records it queues, the target's processes as it sees them,
+	// and how far the rings have been read (CLOCK_MONOTONIC ns: the
+	// probes' records up to there can be handed on). offCPU is what
+	// OffCPU says, under mu.
+	prober   *waitProber
+	probeQ   *probeQueue
+	procList atomic.Pointer[[]int]
+	horizon  uint64
+	offCPU   struct{ source, why string }
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
@@ -172,6 +183,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
+	s.syncOffCPU()
 	if !s.excludeK {
 		if n := KallsymsNote(); n != "" {
 			s.note(n)

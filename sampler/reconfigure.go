@@ -30,6 +30,9 @@ func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	// The reader stays off the rings until the new ones are in place.
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
+	// The probes stop first, so that the drain hands on every record
+	// they took under the old configuration (syncOffCPU restarts them).
+	s.stopWaitProber()
 	b := s.drainLocked()
 	// Closing a uprobe event waits for the kernel to unregister it (about
 	// 0.1 s each here, and there is one per thread, CPU and probe): stop the

@@ -49,6 +49,14 @@ func (s *Session) buildAttrs() error {
 		}
 		if gi == 0 {
 			a.Bits |= unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitMmap2 | unix.PerfBitCommExec
+			if s.cfg.OffCPU {
+				// A record at every switch of a target's task, in and
+				// out: the off-CPU time.
+				a.Bits |= unix.PerfBitContextSwitch
+			}
+		}
+		if s.cfg.OffCPU {
+			useMonotonic(&a)
 		}
 		if err := s.setEvent(&a, g.Leader, &ga); err != nil {
 			return err
@@ -106,8 +114,10 @@ func (s *Session) buildAttrs() error {
 		ga.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
 			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry, Period: fixed, BranchType: a.Branch_sample_type}
 		for _, m := range g.Members {
-			ma := unix.PerfEventAttr{Size: a.Size, Read_format: a.Read_format,
-				Bits: a.Bits & (unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv)}
+			// A member keeps its leader's clock: the kernel refuses a
+			// group whose events' clocks differ.
+			ma := unix.PerfEventAttr{Size: a.Size, Read_format: a.Read_format, Clockid: a.Clockid,
+				Bits: a.Bits & (unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitUseClockID)}
 			if err := s.setEvent(&ma, m, &ga); err != nil {
 				return err
 			}
@@ -116,10 +126,62 @@ func (s *Session) buildAttrs() error {
 		}
 		s.groups = append(s.groups, ga)
 	}
+	if s.switchSamples() {
+		s.groups = append(s.groups, switchSampleAttrs(&s.groups[0]))
+	}
 	// All groups share the sample_id layout, so sideband records decode
 	// with the first group's format whatever event wrote them.
 	s.decoder = newDecoder(s.groups[0].format)
 	return nil
+}
+
+// switchSamples reports whether off-CPU stacks are sampled at context
+// switches: the kernel takes those samples in the kernel (in __schedule), and
+// drops them all from events that exclude it (perf_exclude_event), so
+// without kernel samples the wait probes (waitprobe.go) read them instead.
+func (s *Session) switchSamples() bool {
+	return s.cfg.OffCPU && !s.cfg.OffCPUProbe && !s.excludeK
+}
+
+// waitProbes reports whether off-CPU stacks come from the wait probes.
+func (s *Session) waitProbes() bool { return s.cfg.OffCPU && !s.switchSamples() }
+
+// switchSampleAttrs is the group that samples the context-switches software
+// event on every switch (period 1) of the target's tasks, each sample of the
+// thread leaving the CPU: its kernel stack ends in the scheduler, its user
+// part is the blocking call's. It carries what the primary group's samples
+// do (registers, stack copy, group read) so that it is unwound the same way,
+// and follows the target's tasks as the primary group does (inherited, or
+// opened per thread), wherever that is opened.
+func switchSampleAttrs(primary *groupAttrs) groupAttrs {
+	p := &primary.leader
+	a := unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_SOFTWARE,
+		Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES,
+		Size:   p.Size,
+		Sample: 1,
+		// A fixed period: no PERIOD field (see buildAttrs), and the
+		// software PMU has no branch records.
+		Sample_type:       p.Sample_type &^ (samplePeriod | sampleBranch),
+		Read_format:       p.Read_format,
+		Sample_regs_user:  p.Sample_regs_user,
+		Sample_stack_user: p.Sample_stack_user,
+		Wakeup:            p.Wakeup,
+		Bits:              unix.PerfBitSampleIDAll | unix.PerfBitWatermark | unix.PerfBitExcludeHv | p.Bits&unix.PerfBitInherit,
+	}
+	useMonotonic(&a)
+	return groupAttrs{name: "context-switches", leader: a,
+		format: Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
+			RegsUser: a.Sample_regs_user, Period: 1, OffCPU: true}}
+}
+
+// useMonotonic times a's records with CLOCK_MONOTONIC instead of the perf
+// clock, so that they compare with the times the wait probes take with
+// clock_gettime. Every event of every group must: records of different
+// clocks sort into nonsense.
+func useMonotonic(a *unix.PerfEventAttr) {
+	a.Bits |= unix.PerfBitUseClockID
+	a.Clockid = unix.CLOCK_MONOTONIC
 }
 
 // setEvent fills the event-selecting fields of a for spec.

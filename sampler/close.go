@@ -20,6 +20,7 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.stopWaitProber()
 	s.bg.Wait()
 	if s.cmd != nil && s.cmd.Process != nil && !s.exited.Load() {
 		s.cmd.Process.Kill()
@@ -68,6 +69,7 @@ func closeAll(fds []int) {
 // which that process deletes (DeleteProbes) once it has closed them; the
 // session keeps none. Call it after the last Next.
 func (s *Session) DetachEvents() ([]*os.File, []string) {
+	s.stopWaitProber()
 	s.bg.Wait()
 	s.Pause()
 	var files []*os.File

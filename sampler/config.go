@@ -75,6 +75,12 @@ const (
 	MaxProbeThreads = 16
 )
 
+// Where off-CPU stacks come from (Session.OffCPU).
+const (
+	OffCPUSwitchSamples = "switch samples"
+	OffCPUWaitProbes    = "wait probes"
+)
+
 // MaxUserStack is the largest user stack copy the kernel allows: a record
 // is at most 64 KiB, and the size must be a multiple of 8.
 const MaxUserStack = 65528
@@ -98,6 +104,9 @@ type Thread struct {
 	TID, PID uint32
 	Name     string
 	Samples  uint64 // the target's samples taken on it so far
+	// OffCPU is its off-CPU samples (Record.OffCPU) so far, which
+	// Samples leaves out: the thread's row stays for them too.
+	OffCPU uint64
 }
 
 // Group is one event group: a sampling leader and the counters read with it

@@ -19,6 +19,11 @@ const (
 	recSample      = 9
 	recMmap2       = 10
 	recLostSamples = 13
+	// PERF_RECORD_SWITCH: a task event's task switched in or out; the
+	// body is the sample_id alone. SWITCH_CPU_WIDE, of a CPU-wide event,
+	// adds the task switched to or from first.
+	recSwitch        = 14
+	recSwitchCPUWide = 15
 )
 
 // Sample format bits (perf_event_attr.sample_type).
@@ -147,6 +152,13 @@ type Record struct {
 	OffCPU, Probed bool
 	// Syscall is the system call a probed thread was blocked in, -1 when
 	// it was not in one (preempted in user space) or not known.
+	//
+	// A probed sample is made up by the wait probes (waitprobe.go): IP
+	// is the thread's user PC, Regs and RegsMask are laid out as the
+	// primary group's stack-copy samples with only IP and SP set (no
+	// UserFP), Stack is copied from SP, Chain is the user marker and the
+	// PC, Period is 1, and Time is CLOCK_MONOTONIC, as every event's is
+	// under Config.OffCPU.
 	Syscall int32
 	// StackWord is the user stack's top word (the return address at a
 	// function's entry), when HasStackWord; StackWord2 the next one, when
@@ -182,6 +194,11 @@ type Record struct {
 	// KindFork, KindExit: PID/TID are the new/exiting task
 	PPID, PTID uint32
 
+	// KindSwitch of a CPU-wide event (SWITCH_CPU_WIDE): the task
+	// switched to (on a switch out) or from (on a switch in). Task
+	// events, which cctop opens, do not say.
+	NextPrevPID, NextPrevTID uint32
+
 	// KindLost: number of records lost
 	Lost uint64
 }
@@ -213,6 +230,9 @@ type Format struct {
 	// BranchType is the branch_sample_type of a format with a branch
 	// stack: it decides the stack's layout.
 	BranchType uint64
+	// OffCPU: samples are taken at context switches out of the CPU (the
+	// context-switches event), and decode with Record.OffCPU.
+	OffCPU bool
 }
 
 var errShort = errors.New("record truncated")
@@ -361,6 +381,14 @@ func (d *decoder) decode(raw []byte, r *Record) (ok bool, err error) {
 		r.Kind = KindLost
 		r.Lost = c.u64()
 		d.sampleID(&c, r)
+	case recSwitch, recSwitchCPUWide:
+		r.Kind = KindSwitch
+		if typ == recSwitchCPUWide {
+			r.NextPrevPID, r.NextPrevTID = c.u32(), c.u32()
+		}
+		// The switching task (the one leaving or arriving) and the
+		// time are the sample_id's.
+		d.sampleID(&c, r)
 	case recThrottle, recUnthrottle:
 		r.Kind = KindThrottle
 		if typ == recUnthrottle {
@@ -473,6 +501,7 @@ func (d *decoder) sample(c *cursor, r *Record) {
 	} else {
 		r.Period = d.cur.Period
 	}
+	r.OffCPU = d.cur.OffCPU
 	if st&sampleRead != 0 {
 		d.read(c, r)
 	}

@@ -157,6 +157,85 @@ func TestDecodeSideband(t *testing.T) {
 	}
 }
 
+// TestDecodeSwitch: context switch records of task events (the body is the
+// sample_id alone) and of CPU-wide ones (the other task first) decode into
+// KindSwitch with the switching task, its time, CPU and event, and the misc
+// bits say out, preempted or in.
+func TestDecodeSwitch(t *testing.T) {
+	d := newDecoder(testFormat)
+	var r Record
+	for _, c := range []struct {
+		name           string
+		typ            uint32
+		misc           uint16
+		out, preempted bool
+	}{
+		{"in", recSwitch, miscUser, false, false},
+		{"out", recSwitch, miscSwitchOut, true, false},
+		{"preempted", recSwitch, miscSwitchOut | miscSwitchOutPreempt, true, true},
+		{"cpu-wide out", recSwitchCPUWide, miscSwitchOut, true, false},
+		{"cpu-wide in", recSwitchCPUWide, 0, false, false},
+	} {
+		e := &enc{}
+		if c.typ == recSwitchCPUWide {
+			e.u32(300).u32(301)
+		}
+		e.sampleID(100, 102, 5000, 1, 7)
+		if ok, err := d.decode(record(c.typ, c.misc, e.b), &r); !ok || err != nil {
+			t.Fatalf("%s: ok=%v err=%v", c.name, ok, err)
+		}
+		if r.Kind != KindSwitch || r.PID != 100 || r.TID != 102 || r.Time != 5000 || r.CPU != 1 || r.ID != 7 {
+			t.Errorf("%s: %+v", c.name, r)
+		}
+		if r.SwitchOut() != c.out || r.Preempted() != c.preempted {
+			t.Errorf("%s: out %v preempted %v, want %v %v", c.name, r.SwitchOut(), r.Preempted(), c.out, c.preempted)
+		}
+		wantPID, wantTID := uint32(0), uint32(0)
+		if c.typ == recSwitchCPUWide {
+			wantPID, wantTID = 300, 301
+		}
+		if r.NextPrevPID != wantPID || r.NextPrevTID != wantTID {
+			t.Errorf("%s: next/prev %d/%d, want %d/%d", c.name, r.NextPrevPID, r.NextPrevTID, wantPID, wantTID)
+		}
+		if r.Exec() {
+			t.Errorf("%s: a switch out reads as an exec (misc bit 13 is both)", c.name)
+		}
+	}
+	// A CPU-wide switch cut inside its sample_id is malformed.
+	raw := (&enc{}).u32(300).u32(301).sampleID(100, 102, 5000, 1, 7).b
+	if ok, err := d.decode(record(recSwitchCPUWide, miscSwitchOut, raw[:len(raw)-8]), &r); ok || err == nil {
+		t.Errorf("truncated cpu-wide switch: ok=%v err=%v", ok, err)
+	}
+}
+
+// TestDecodeOffCPUSample: samples of the context-switches group (looked up
+// by their ID) decode as off-CPU with the group's fixed period of one
+// switch; samples of other events around them do not.
+func TestDecodeOffCPUSample(t *testing.T) {
+	d := newDecoder(testFormat)
+	sw := testFormat
+	sw.SampleType &^= samplePeriod
+	sw.Period, sw.OffCPU = 1, true
+	d.setFormat(9, &sw)
+	var r Record
+	for _, s := range []testSample{
+		{id: 7, ip: 0x401000, pid: 1, tid: 2, period: 1000, chain: []uint64{contextUser, 0x401000}},
+		{id: 9, ip: 0xffffffff81000000, pid: 1, tid: 2, noPeriod: true,
+			chain: []uint64{contextKernel, 0xffffffff81000000, contextUser, 0x402000}},
+		{id: 7, ip: 0x403000, pid: 1, tid: 2, period: 1000, chain: []uint64{contextUser, 0x403000}},
+	} {
+		if ok, err := d.decode(s.bytes(), &r); !ok || err != nil {
+			t.Fatalf("decode: ok=%v err=%v", ok, err)
+		}
+		if want := s.id == 9; r.OffCPU != want || r.Probed {
+			t.Errorf("id %d: OffCPU %v Probed %v, want OffCPU %v", s.id, r.OffCPU, r.Probed, want)
+		}
+		if s.id == 9 && (r.Period != 1 || len(r.Chain) != 4) {
+			t.Errorf("switch sample: period %d, chain %x", r.Period, r.Chain)
+		}
+	}
+}
+
 func TestDecodeMalformed(t *testing.T) {
 	d := newDecoder(testFormat)
 	var r Record
@@ -197,6 +276,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(testSample{id: 1, ip: 2, pid: 3, tid: 3, chain: []uint64{contextUser, 2, 3}, values: []Value{{1, 1}}}.bytes())
 	f.Add(record(recComm, 0, (&enc{}).u32(1).u32(1).str("x").sampleID(1, 1, 1, 0, 1).b))
 	f.Add(record(recMmap2, 0, (&enc{}).u32(1).u32(1).u64(1).u64(1).u64(0).u32(0).u32(0).u64(0).u64(0).u32(5).u32(0).str("/a").sampleID(1, 1, 1, 0, 1).b))
+	f.Add(record(recSwitch, miscSwitchOut|miscSwitchOutPreempt, (&enc{}).sampleID(1, 1, 1, 0, 1).b))
+	f.Add(record(recSwitchCPUWide, miscSwitchOut, (&enc{}).u32(2).u32(2).sampleID(1, 1, 1, 0, 1).b))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		d := newDecoder(testFormat)
 		var r Record

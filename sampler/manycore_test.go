@@ -20,8 +20,9 @@ import (
 // CPU (fake CPU c on real CPU c mod the real count, so that the rings and
 // their redirections stay on one CPU) and counts the events by type.
 type fakeCPUs struct {
-	mu     sync.Mutex
-	opened map[uint32]int // by attr type
+	mu       sync.Mutex
+	opened   map[uint32]int // by attr type
+	software map[uint64]int // software events by config
 }
 
 func newFakeCPUs(t testing.TB, ncpu int) (*fakeCPUs, boundary) {
@@ -29,7 +30,7 @@ func newFakeCPUs(t testing.TB, ncpu int) (*fakeCPUs, boundary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeCPUs{opened: map[uint32]int{}}
+	f := &fakeCPUs{opened: map[uint32]int{}, software: map[uint64]int{}}
 	cpus := make([]int, ncpu)
 	for i := range cpus {
 		cpus[i] = i
@@ -44,6 +45,9 @@ func newFakeCPUs(t testing.TB, ncpu int) (*fakeCPUs, boundary) {
 			if err == nil {
 				f.mu.Lock()
 				f.opened[a.Type]++
+				if a.Type == unix.PERF_TYPE_SOFTWARE {
+					f.software[a.Config]++
+				}
 				f.mu.Unlock()
 			}
 			return fd, err
@@ -55,6 +59,12 @@ func (f *fakeCPUs) count(typ uint32) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.opened[typ]
+}
+
+func (f *fakeCPUs) countSoftware(config uint64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.software[config]
 }
 
 func buildSpinners(t testing.TB) string {
@@ -143,5 +153,50 @@ func TestManyCoreProbeEvents(t *testing.T) {
 	events2, _ := os.ReadFile(filepath.Join(probes.dir, "uprobe_events"))
 	if strings.Contains(string(events2), probes.group+"/") {
 		t.Errorf("probes left in tracefs:\n%s", events2)
+	}
+}
+
+// TestManyCoreOffCPU: the context-switches group of Config.OffCPU is opened
+// wherever the primary group is: once per CPU on the launched process when
+// its threads inherit the events, on every thread and CPU when they are
+// followed. Its samples come in from the threads either way.
+func TestManyCoreOffCPU(t *testing.T) {
+	skipIfNoPerf(t)
+	bin := buildSpinners(t)
+	const ncpu, nthreads = 64, 8
+	for _, follow := range []bool{false, true} {
+		t.Run(map[bool]string{false: "inherit", true: "follow"}[follow], func(t *testing.T) {
+			fake, k := newFakeCPUs(t, ncpu)
+			s, err := openWith(Config{Argv: []string{bin, fmt.Sprint(nthreads), "1"}, OffCPU: true, Follow: follow, Stdout: new(nopWriter)}, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if src, why := s.OffCPU(); src != OffCPUSwitchSamples {
+				t.Skipf("off-CPU stacks from %q here: %s", src, why)
+			}
+			threads := map[uint32]bool{}
+			if err := s.Run(context.Background(), func(b *Batch) {
+				for _, r := range b.Records {
+					if r.Kind == KindSample && r.OffCPU {
+						threads[r.TID] = true
+					}
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			clocks := fake.countSoftware(unix.PERF_COUNT_SW_CPU_CLOCK)
+			switches := fake.countSoftware(unix.PERF_COUNT_SW_CONTEXT_SWITCHES)
+			t.Logf("%d clock events, %d context-switches events; switch samples from %d threads; %+v", clocks, switches, len(threads), s.Stats())
+			if switches != clocks || switches%ncpu != 0 || (!follow && switches != ncpu) || (follow && switches <= ncpu) {
+				t.Errorf("%d context-switches events for %d clock events on %d CPUs", switches, clocks, ncpu)
+			}
+			if got, want := s.fdsPerThread(), 2*ncpu; got != want {
+				t.Errorf("descriptors per thread %d, want %d", got, want)
+			}
+			if len(threads) < nthreads/2 {
+				t.Errorf("switch samples from %d threads, want most of %d", len(threads), nthreads)
+			}
+		})
 	}
 }

@@ -24,6 +24,10 @@ type chunk struct {
 	data    []byte
 	ends    []int // end offset of each record in data
 	corrupt int   // ring reads stopped at a malformed header
+	// at is when the pass began (CLOCK_MONOTONIC ns): the records
+	// written before are in the chunk, and the wait probes' records up
+	// to there can go with them.
+	at uint64
 }
 
 // chunks is how many passes may wait for the consumer.
@@ -128,6 +132,7 @@ func (s *Session) readLoop(rd *reader) {
 // copyRings copies every ring's records into c.
 func (s *Session) copyRings(c *chunk) {
 	c.data, c.ends, c.corrupt = c.data[:0], c.ends[:0], 0
+	c.at = monoNow()
 	rings := s.ringList.Load()
 	if rings == nil {
 		return
@@ -163,6 +168,7 @@ func (s *Session) publishRings() {
 // decodeChunk decodes c's records into b and recycles c.
 func (s *Session) decodeChunk(c *chunk, b *Batch) {
 	var rec Record
+	s.horizon = max(s.horizon, c.at)
 	start := 0
 	for _, end := range c.ends {
 		s.decodeRecord(c.data[start:end], &rec, b)

@@ -30,6 +30,9 @@ func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	// The reader stays off the rings until the new ones are in place.
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
+	// The probes stop first, so that the drain hands on every record
+	// they took under the old configuration (syncOffCPU restarts them).
+	s.stopWaitProber()
 	b := s.drainLocked()
 	// Closing a uprobe event waits for the kernel to unregister it (about
 	// 0.1 s each here, and there is one per thread, CPU and probe): stop the
@@ -37,8 +40,16 @@ func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	// goroutine, which feeds the UI, does not stall for seconds.
 	s.Pause()
 	s.dropEvents()
+	// OffCPU may have changed, or the kernel's permissions with the
+	// events: the probes start, stop or restart with the new settings.
+	defer s.syncOffCPU()
 	prev := s.cfg
 	change(&s.cfg)
+	if s.cfg.OffCPU != prev.OffCPU {
+		// The records' clock changes (useMonotonic): the latest time
+		// seen, which made-up records take, starts again.
+		s.threads.now = 0
+	}
 	err := s.reopen()
 	if err == nil || errors.Is(err, ErrNoProcess) {
 		return b, err

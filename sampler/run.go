@@ -124,6 +124,7 @@ func (s *Session) drainLocked() *Batch {
 // reader off them meanwhile.
 func (s *Session) decodeRings(b *Batch) {
 	var rec Record
+	s.horizon = max(s.horizon, monoNow())
 	for _, cpu := range s.cpus {
 		r := s.rings[cpu]
 		if r == nil {
@@ -150,6 +151,7 @@ func (s *Session) startBatch() *Batch {
 // endBatch orders the batch and keeps the thread table by it; one drain is
 // over.
 func (s *Session) endBatch(b *Batch) *Batch {
+	s.takeProbes(b)
 	s.forgetRetired()
 	if len(b.Records) > 0 {
 		b.seal()

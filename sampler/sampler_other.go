@@ -73,3 +73,4 @@ func (*Session) Background(fn func())         { fn() }
 func (*Session) Threads() []Thread            { return nil }
 func (*Session) BusiestThreads(int) []int     { return nil }
 func (*Session) ThreadsSeen() int             { return 0 }
+func (*Session) OffCPU() (string, string)     { return "", "" }

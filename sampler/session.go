@@ -89,6 +89,7 @@ type Session struct {
 
 	stats struct {
 		samples, lost, throttled, corrupt, threadsNew atomic.Uint64
+		switches, switchSamples, probes, probeMisses  atomic.Uint64
 		processes, execs, missed                      atomic.Uint64
 		threads                                       atomic.Int64
 	}
@@ -115,6 +116,17 @@ type Session struct {
 	// bg closes replaced events and trial probes; Close and DetachEvents
 	// wait for it, so that the probes those hold are deleted.
 	bg sync.WaitGroup
+
+	// Off-CPU stacks (offcpu.go): the wait probes' goroutine when they
+	// run, the records it queues, the target's processes as it sees them,
+	// and how far the rings have been read (CLOCK_MONOTONIC ns: the
+	// probes' records up to there can be handed on). offCPU is what
+	// OffCPU says, under mu.
+	prober   *waitProber
+	probeQ   *probeQueue
+	procList atomic.Pointer[[]int]
+	horizon  uint64
+	offCPU   struct{ source, why string }
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
@@ -171,6 +183,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 		s.Close()
 		return nil, err
 	}
+	s.syncOffCPU()
 	if !s.excludeK {
 		if n := KallsymsNote(); n != "" {
 			s.note(n)
@@ -207,7 +220,8 @@ func (s *Session) KernelFrames() bool { return !s.excludeK }
 func (s *Session) Followed() bool { return s.cfg.Follow }
 
 // EventRef names one opened event: its group (0 the primary group, i+1
-// Config.Extra[i]) and its place in the group (0 the leader, i+1 Members[i]).
+// Config.Extra[i], len(Config.Extra)+1 the context-switch samples of
+// Config.OffCPU) and its place in the group (0 the leader, i+1 Members[i]).
 type EventRef struct{ Group, Member int }
 
 // Event maps an event ID (a sample's ID, or a group-read value's ID) to
@@ -226,6 +240,11 @@ func (s *Session) Stats() Stats {
 		Corrupt:    s.stats.corrupt.Load(),
 		Threads:    int(s.stats.threads.Load()),
 		ThreadsNew: s.stats.threadsNew.Load(),
+
+		Switches:      s.stats.switches.Load(),
+		SwitchSamples: s.stats.switchSamples.Load(),
+		Probes:        s.stats.probes.Load(),
+		ProbeMisses:   s.stats.probeMisses.Load(),
 	}
 }
 

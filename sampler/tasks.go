@@ -26,7 +26,18 @@ func (s *Session) account(r *Record) bool {
 		if !s.fromTarget(r) {
 			return false
 		}
-		s.stats.samples.Add(1)
+		if r.OffCPU {
+			s.stats.switchSamples.Add(1)
+		} else {
+			s.stats.samples.Add(1)
+		}
+	case KindSwitch:
+		if !s.fromTarget(r) {
+			return false
+		}
+		if r.SwitchOut() {
+			s.stats.switches.Add(1)
+		}
 	case KindLost:
 		s.stats.lost.Add(r.Lost)
 	case KindThrottle:
@@ -68,8 +79,9 @@ func (s *Session) account(r *Record) bool {
 	return true
 }
 
-// fromTarget reports whether a sample of an AllTasks group belongs to the
-// target: its process or one the target forked.
+// fromTarget reports whether a sample (or switch) of an AllTasks group
+// belongs to the target: its process or one the target forked. The other
+// events follow the target's tasks only.
 func (s *Session) fromTarget(r *Record) bool {
 	ref, ok := s.ids[r.ID]
 	if !ok || !s.groups[ref.Group].allTasks {

@@ -60,7 +60,11 @@ func (t *threadTable) entry(pid, tid uint32) *Thread {
 func (t *threadTable) add(r *Record) {
 	switch r.Kind {
 	case KindSample:
-		t.entry(r.PID, r.TID).Samples++
+		if r.OffCPU {
+			t.entry(r.PID, r.TID).OffCPU++
+		} else {
+			t.entry(r.PID, r.TID).Samples++
+		}
 	case KindComm:
 		t.entry(r.PID, r.TID).Name = r.Comm
 	case KindFork:
@@ -81,7 +85,7 @@ func (t *threadTable) add(r *Record) {
 		}
 	case KindExit:
 		th := t.byTID[r.TID]
-		if th != nil && th.Samples == 0 {
+		if th != nil && th.Samples == 0 && th.OffCPU == 0 {
 			delete(t.byTID, r.TID)
 		}
 		if th == nil {

@@ -85,6 +85,8 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	// A sample's counts are read only to weigh it.
+	cfg.NoGroupRead = !plan.hasCalls()
 	if err := planMode(cfg, plan, o.Mode); err != nil {
 		return nil, err
 	}

@@ -24,8 +24,13 @@ import (
 // CPU: as many as a 1 kHz clock samples a busy CPU.
 const switchBudgetPerCPU = 1000
 
-// periodEvery is how often the switch rate is looked at.
-const periodEvery = 2 * time.Second
+// periodEvery is how often the switch rate is looked at, and periodFirst
+// when it is first: a target switching a million times a second must not
+// pay for every switch's stack for long.
+const (
+	periodEvery = 2 * time.Second
+	periodFirst = 200 * time.Millisecond
+)
 
 // switchRate keeps the period of switch samples in line with the target's
 // switch rate.
@@ -34,7 +39,7 @@ type switchRate struct {
 	lastAt   time.Time
 	lastSw   uint64
 	changes  int
-	lastNote string
+	looked   bool // the rate was looked at once
 }
 
 func newSwitchRate(cpus int) *switchRate {
@@ -83,9 +88,10 @@ func (r *switchRate) govern(sess *sampler.Session, b *builder, now time.Time) st
 		return ""
 	}
 	dt := now.Sub(r.lastAt)
-	if dt < periodEvery {
+	if dt < periodEvery && (r.looked || dt < periodFirst) {
 		return ""
 	}
+	r.looked = true
 	rate := float64(sw-r.lastSw) / dt.Seconds()
 	r.lastAt, r.lastSw = now, sw
 	cur := max(cfg.SwitchPeriod, 1)

@@ -58,6 +58,14 @@ func (s *Session) buildAttrs() error {
 		if s.cfg.OffCPU {
 			useMonotonic(&a)
 		}
+		if gi == 0 && s.cfg.NoGroupRead && len(g.Members) == 0 {
+			// Since Linux 6.12 an inherited event may read its group on
+			// every sample, but the scheduler then cannot swap two
+			// threads' like contexts at a switch and moves every event
+			// out and in: a target switching 300,000 times a second ran
+			// at 45% of its speed. Nothing to read, nothing to pay.
+			a.Sample_type &^= sampleRead
+		}
 		if err := s.setEvent(&a, g.Leader, &ga); err != nil {
 			return err
 		}
@@ -127,7 +135,7 @@ func (s *Session) buildAttrs() error {
 		s.groups = append(s.groups, ga)
 	}
 	if s.switchSamples() {
-		s.groups = append(s.groups, switchSampleAttrs(&s.groups[0]))
+		s.groups = append(s.groups, switchSampleAttrs(&s.groups[0], s.cfg.SwitchPeriod))
 	}
 	// All groups share the sample_id layout, so sideband records decode
 	// with the first group's format whatever event wrote them.
@@ -147,22 +155,29 @@ func (s *Session) switchSamples() bool {
 func (s *Session) waitProbes() bool { return s.cfg.OffCPU && !s.switchSamples() }
 
 // switchSampleAttrs is the group that samples the context-switches software
-// event on every switch (period 1) of the target's tasks, each sample of the
+// event on switches of the target's tasks, each sample of the
 // thread leaving the CPU: its kernel stack ends in the scheduler, its user
 // part is the blocking call's. It carries what the primary group's samples
 // do (registers, stack copy, group read) so that it is unwound the same way,
 // and follows the target's tasks as the primary group does (inherited, or
 // opened per thread), wherever that is opened.
-func switchSampleAttrs(primary *groupAttrs) groupAttrs {
+//
+// period samples one switch out in period (0: every one): the kernel counts
+// each inherited event's switches, so that is one in period of each
+// thread's switches on each CPU.
+func switchSampleAttrs(primary *groupAttrs, period uint64) groupAttrs {
+	period = max(period, 1)
 	p := &primary.leader
 	a := unix.PerfEventAttr{
 		Type:   unix.PERF_TYPE_SOFTWARE,
 		Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES,
 		Size:   p.Size,
-		Sample: 1,
+		Sample: period,
 		// A fixed period: no PERIOD field (see buildAttrs), and the
 		// software PMU has no branch records.
-		Sample_type:       p.Sample_type &^ (samplePeriod | sampleBranch),
+		// No group read either: the switch samples' counts mean nothing,
+		// and reading them would cost every switch (see buildAttrs).
+		Sample_type:       p.Sample_type &^ (samplePeriod | sampleBranch | sampleRead),
 		Read_format:       p.Read_format,
 		Sample_regs_user:  p.Sample_regs_user,
 		Sample_stack_user: p.Sample_stack_user,
@@ -172,7 +187,7 @@ func switchSampleAttrs(primary *groupAttrs) groupAttrs {
 	useMonotonic(&a)
 	return groupAttrs{name: "context-switches", leader: a,
 		format: Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
-			RegsUser: a.Sample_regs_user, Period: 1, OffCPU: true}}
+			RegsUser: a.Sample_regs_user, Period: period, OffCPU: true}}
 }
 
 // useMonotonic times a's records with CLOCK_MONOTONIC instead of the perf

@@ -59,6 +59,10 @@ type Config struct {
 	// OffCPUProbe takes off-CPU stacks with the probes even where
 	// switch samples are allowed.
 	OffCPUProbe bool
+	// NoGroupRead leaves the leader's count out of the primary group's
+	// samples when it has no members: the caller weighs no sample by its
+	// interval. Reading it costs a target every context switch.
+	NoGroupRead bool
 	// SwitchPeriod samples the stack of one switch out in SwitchPeriod
 	// (0 or 1: every one); the switch records stay every one.
 	SwitchPeriod uint64

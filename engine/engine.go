@@ -96,6 +96,9 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 	return plan, err
 }
 
+// offCPURingPages is the ring of each CPU in pages in the off-CPU modes.
+const offCPURingPages = 256
+
 // planMode records context switches for the off-CPU and wall modes. Wall
 // time adds time off the CPU to the samples' time on it, which must then
 // be a clock's.
@@ -113,6 +116,10 @@ func planMode(cfg *sampler.Config, plan *Plan, mode string) error {
 	}
 	plan.mode = mode
 	cfg.OffCPU = true
+	// Two records a switch, thousands of switches a second per CPU:
+	// rings that hold a quarter second of them where the default holds
+	// a few milliseconds.
+	cfg.RingPages = max(cfg.RingPages, offCPURingPages)
 	return nil
 }
 

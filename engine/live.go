@@ -214,7 +214,6 @@ func (l *Live) apply(a tui.Action) {
 		}
 		if l.b.off != nil {
 			nb.off = l.b.off.carry(monoNow())
-			nb.off.probes = l.b.off.probes
 		}
 		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
 			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
@@ -347,8 +346,6 @@ func (l *Live) switchMode(mode string) error {
 		}
 		if on {
 			l.b.off.blockedSince(l.sess.PID())
-			src, _ := l.sess.OffCPU()
-			l.b.off.probes = src == offCPUProbes
 		}
 	}
 	l.plan.mode = mode

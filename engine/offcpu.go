@@ -51,17 +51,15 @@ const (
 // nextMode is the order the TUI's mode key steps through.
 var nextMode = map[string]string{ModeCPU: ModeWall, ModeWall: ModeOffCPU, ModeOffCPU: ModeCPU}
 
-// offCPUProbes is what sampler.Session.OffCPU calls stacks read from /proc.
-const offCPUProbes = "wait probes"
+// offCPUSwitches is what sampler.Session.OffCPU calls stacks sampled at
+// the switches.
+const offCPUSwitches = sampler.OffCPUSwitchSamples
 
 // notSeen is the reason of time off the CPU before a thread's first stack.
 const notSeen = "stack not seen"
 
 // offCPU is the builder's accounting of its threads' time off the CPU.
 type offCPU struct {
-	// probes: the stacks come from probes of blocked threads, not from
-	// samples at switches (see the top of this file).
-	probes bool
 	// start is when the accounting began, on the records' clock
 	// (CLOCK_MONOTONIC): a thread first seen coming back onto the CPU
 	// had been off it since then.
@@ -86,6 +84,10 @@ type offThread struct {
 	// since: it is off the CPU since before the accounting began, or
 	// since its creation: no switch out was there to sample.
 	since bool
+	// probed: its latest stack came from a probe, whose way of weighing
+	// holds until a switch sample comes (the session changes source as
+	// the switch rate does).
+	probed bool
 	// Probes: the latest stack it was seen off the CPU with (-1: none
 	// yet), and the time off the CPU not given to a context yet.
 	node cct.NodeID
@@ -222,7 +224,7 @@ func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 		w.offNS[tid] += uint64(d)
 	}
 	switch {
-	case o.probes, t.since:
+	case t.probed, t.since:
 		// With switch samples a thread keeps no node: since goes to
 		// notSeen.
 		t.acc += d
@@ -351,8 +353,21 @@ func (b *builder) offSample(r *sampler.Record) {
 		o.probed++
 	}
 	t := o.thread(r.TID)
-	if r.Probed {
+	switch {
+	case r.Probed && !t.probed:
+		// From switch samples to probes: what waits for a share-out
+		// goes to the sampled intervals, or with none to the stack
+		// before.
+		b.shareOut(r.TID, t, false)
+		t.acc += t.unsampled
+		t.unsampled, t.probed, t.node = 0, true, -1
+		b.giveOff(r.TID, t)
+	case r.Probed:
 		b.giveOff(r.TID, t) // what came before goes to the stack before
+	case t.probed:
+		// From probes to switch samples.
+		b.giveOff(r.TID, t)
+		t.probed = false
 	}
 	nk := b.buildStack(r)
 	reason := b.offReason(r, b.frames[:nk])

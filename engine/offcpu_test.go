@@ -102,7 +102,6 @@ func TestOffCPUSwitchSamples(t *testing.T) {
 // goes to [off-cpu: stack not seen]; the reason is the system call.
 func TestOffCPUProbes(t *testing.T) {
 	b := offBuilder(100)
-	b.off.probes = true
 	feed(b,
 		switchRec(7, 1000, true, false), switchRec(7, 2000, false, false), // 1000 before any stack
 		switchRec(7, 3000, true, false),
@@ -193,7 +192,6 @@ func TestOffCPUEdges(t *testing.T) {
 // folded tree's nodes.
 func TestOffCPUFold(t *testing.T) {
 	b := offBuilder(100)
-	b.off.probes = true
 	b.maxNodes = 100
 	var recs []sampler.Record
 	for i := range uint64(300) {

@@ -8,38 +8,44 @@ import (
 	"github.com/cctop/cctop/sampler"
 )
 
-// How many switches out get a stack sample. Each one costs the target a
-// copy of its user stack in the kernel, at the switch, and cctop an unwind:
-// a program that switches 300,000 times a second cannot have them all. The
-// switches themselves are recorded every one (a small record each), so the
-// time off the CPU stays exact per thread; only the stacks are sampled, one
-// switch in N (Config.SwitchPeriod), N kept so that the stack samples stay
-// near a budget. N changes as the target's rate does, checked every
-// periodEvery, and only when it is off by more than twice: each change
-// reopens the events. N is a prime, so that a program's own pattern of
-// waits of any shorter length does not lock onto the sampled switches (see
-// offcpu.go on how unsampled intervals are weighed).
+// Where off-CPU stacks come from as the target's switch rate changes.
+//
+// A switch sample costs the target a copy of its user stack in the kernel,
+// at the switch, and cctop an unwind: a program that switches 300,000 times
+// a second ran at a quarter of its speed with every switch sampled. The
+// switch records stay, every one (a small record each), so that the time off
+// the CPU stays exact per thread; above a budget of stacks a second the
+// stacks come from the wait probes instead, which read blocked threads'
+// stacks from /proc at a fixed rate whatever the switch rate (time samples
+// of the waits: see offcpu.go). Below a quarter of the budget the switch
+// samples come back. The switch group is turned off and on with an ioctl
+// that reaches every thread's inherited event: reopening the events instead
+// would open them per thread, which costs a switch-heavy target half its
+// speed for the rest of the run (the scheduler no longer swaps the threads'
+// cloned contexts). Sampling one switch in N does not do either: the waits
+// that matter are few and long among many short ones, and one in N misses
+// them; time samples do not.
 
 // switchBudgetPerCPU is the switch stacks a second the budget allows per
 // CPU: as many as a 1 kHz clock samples a busy CPU.
 const switchBudgetPerCPU = 1000
 
-// periodEvery is how often the switch rate is looked at, and periodFirst
-// when it is first: a target switching a million times a second must not
-// pay for every switch's stack for long.
+// How often the switch rate is looked at, and when first: a target
+// switching a million times a second must not pay for every switch's stack
+// for long.
 const (
-	periodEvery = 2 * time.Second
-	periodFirst = 200 * time.Millisecond
+	rateEvery = time.Second
+	rateFirst = 200 * time.Millisecond
 )
 
-// switchRate keeps the period of switch samples in line with the target's
-// switch rate.
+// switchRate turns switch samples off when switches outrun the budget, and
+// on again when they fall well under it.
 type switchRate struct {
-	budget   float64 // stack samples a second
-	lastAt   time.Time
-	lastSw   uint64
-	changes  int
-	looked   bool // the rate was looked at once
+	budget float64 // stack samples a second
+	lastAt time.Time
+	lastSw uint64
+	looked bool // the rate was looked at once
+	off    bool // switch samples turned off for the rate
 }
 
 func newSwitchRate(cpus int) *switchRate {
@@ -49,38 +55,29 @@ func newSwitchRate(cpus int) *switchRate {
 // defaultSwitchRate is the budget of this machine.
 func defaultSwitchRate() *switchRate { return newSwitchRate(runtime.NumCPU()) }
 
-// want is the period for a rate of switches a second under the budget, or
-// cur when cur is within a factor of two of it.
-func (r *switchRate) want(rate float64, cur uint64) uint64 {
-	ideal := uint64(1)
-	if rate > r.budget {
-		ideal = nextPrime(uint64(rate/r.budget + 0.5))
+// decide says whether switch samples should be on at rate switches a
+// second, given whether they are now: off above the budget, on again under
+// a quarter of it, as they are in between.
+func (r *switchRate) decide(rate float64, on bool) bool {
+	switch {
+	case on && rate > r.budget:
+		return false
+	case !on && rate < r.budget/4:
+		return true
 	}
-	cur = max(cur, 1)
-	if ideal <= 2*cur && cur <= 2*ideal {
-		return cur
-	}
-	return ideal
+	return on
 }
 
-// nextPrime is the smallest prime >= n (n >= 1; 1 stays 1: every switch).
-func nextPrime(n uint64) uint64 {
-	if n <= 1 {
-		return 1
-	}
-	for !prime(n) {
-		n++
-	}
-	return n
-}
-
-// govern looks at the switch rate when due and reopens sess's events with
-// a new period when it is off. It returns a note when it changed it.
+// govern looks at the switch rate when due and turns sess's switch samples
+// off or on. It returns a note when it did.
 func (r *switchRate) govern(sess *sampler.Session, b *builder, now time.Time) string {
 	cfg := sess.Config()
-	if !cfg.OffCPU || b.off == nil || b.off.probes {
+	if !cfg.OffCPU || b.off == nil {
 		r.lastAt = time.Time{}
 		return ""
+	}
+	if src, _ := sess.OffCPU(); src != offCPUSwitches && !r.off {
+		return "" // the probes by necessity (no kernel samples), not for the rate
 	}
 	sw := sess.Stats().Switches
 	if r.lastAt.IsZero() {
@@ -88,25 +85,24 @@ func (r *switchRate) govern(sess *sampler.Session, b *builder, now time.Time) st
 		return ""
 	}
 	dt := now.Sub(r.lastAt)
-	if dt < periodEvery && (r.looked || dt < periodFirst) {
+	if dt < rateEvery && (r.looked || dt < rateFirst) {
 		return ""
 	}
 	r.looked = true
 	rate := float64(sw-r.lastSw) / dt.Seconds()
 	r.lastAt, r.lastSw = now, sw
-	cur := max(cfg.SwitchPeriod, 1)
-	n := r.want(rate, cur)
-	if n == cur {
+	on := !r.off
+	want := r.decide(rate, on)
+	if want == on {
 		return ""
 	}
-	drained, err := sess.ReconfigureWith(func(c *sampler.Config) { c.SwitchPeriod = n })
-	b.handle(drained)
-	if w := b.weights; w != nil {
-		w.reset(sess.Generation())
+	if err := sess.SetSwitchSamples(want); err != nil {
+		return fmt.Sprintf("off-CPU: switch samples stay %s: %v", onOff(on), err)
 	}
-	if err != nil {
-		return fmt.Sprintf("off-CPU: switch samples stay at one in %d: %v", cur, err)
+	r.off = !want
+	if want {
+		return fmt.Sprintf("off-CPU: %.0f switches/s, under the budget again: a stack sample at every switch", rate)
 	}
-	r.changes++
-	return fmt.Sprintf("off-CPU: %.0f switches/s, a stack sample every %d (budget %.0f stacks/s; the time off the CPU stays exact)", rate, n, r.budget)
+	return fmt.Sprintf("off-CPU: %.0f switches/s is more than %.0f stacks/s can follow: stacks are read from /proc at %d Hz instead (the time off the CPU stays exact)",
+		rate, r.budget, sampler.DefaultProbeHz)
 }

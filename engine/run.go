@@ -77,8 +77,6 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	if cfg.OffCPU {
 		b.off = newOffCPU(offStart)
 		b.off.blockedSince(sess.PID())
-		src, _ := sess.OffCPU()
-		b.off.probes = src == offCPUProbes
 	}
 	return sess, b, nil
 }

@@ -88,6 +88,12 @@ type offThread struct {
 	// holds until a switch sample comes (the session changes source as
 	// the switch rate does).
 	probed bool
+	// cpuNode is the context of its latest sample on the CPU, and
+	// preemptNode an [off-cpu: preempted] context under it (for cpuNode
+	// preemptOf): where a probed thread waits to run again. A runnable
+	// thread reads as running in /proc, so no probe sees where it was
+	// preempted; its last clock sample, at most a period earlier, does.
+	cpuNode, preemptNode, preemptOf cct.NodeID
 	// Probes: the latest stack it was seen off the CPU with (-1: none
 	// yet), and the time off the CPU not given to a context yet.
 	node cct.NodeID
@@ -159,7 +165,7 @@ func (o *offCPU) blockedSince(pid int) {
 func (o *offCPU) thread(tid uint32) *offThread {
 	t := o.threads[tid]
 	if t == nil {
-		t = &offThread{node: -1, pending: -1, sampled: -1}
+		t = &offThread{node: -1, pending: -1, sampled: -1, cpuNode: -1, preemptNode: -1, preemptOf: -1}
 		o.threads[tid] = t
 	}
 	return t
@@ -171,7 +177,8 @@ func (o *offCPU) carry(now uint64) *offCPU {
 	n := newOffCPU(now)
 	for tid, t := range o.threads {
 		if t.out != 0 {
-			n.threads[tid] = &offThread{node: -1, pending: -1, sampled: -1, out: max(t.out, now), preempt: t.preempt, since: true}
+			n.threads[tid] = &offThread{node: -1, pending: -1, sampled: -1, cpuNode: -1, preemptNode: -1, preemptOf: -1,
+				out: max(t.out, now), preempt: t.preempt, since: true}
 		}
 	}
 	return n
@@ -224,6 +231,8 @@ func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 		w.offNS[tid] += uint64(d)
 	}
 	switch {
+	case t.probed && t.preempt && !t.since && t.cpuNode >= 0:
+		b.tree.AddSelf(b.preemptedAt(tid, t), tid, cct.Metrics{OffCPU: d, Wall: d})
 	case t.probed, t.since:
 		// With switch samples a thread keeps no node: since goes to
 		// notSeen.
@@ -238,6 +247,25 @@ func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 		}
 	default:
 		t.unsampled += d
+	}
+}
+
+// preemptedAt is the [off-cpu: preempted] context under the thread's
+// latest sample on the CPU.
+func (b *builder) preemptedAt(tid uint32, t *offThread) cct.NodeID {
+	if t.preemptOf != t.cpuNode || t.preemptNode < 0 {
+		st := b.tree.Stack(t.cpuNode)
+		fn := b.tree.Intern(cct.Func{Name: cct.OffCPUFrame("preempted")})
+		st = append([]cct.Frame{{Func: fn}}, st...)
+		t.preemptNode, t.preemptOf = b.tree.Add(st, tid, cct.Metrics{}), t.cpuNode
+	}
+	return t.preemptNode
+}
+
+// onCPU notes a thread's latest sample on the CPU.
+func (o *offCPU) onCPU(tid uint32, node cct.NodeID) {
+	if t := o.threads[tid]; t != nil {
+		t.cpuNode = node
 	}
 }
 

@@ -173,6 +173,9 @@ func (b *builder) sample(r *sampler.Record) {
 		m.Wall = m.Time
 	}
 	node := b.tree.Add(b.stack, r.TID, m)
+	if b.off != nil {
+		b.off.onCPU(r.TID, node)
+	}
 	if b.weights != nil {
 		b.weights.add(r, node)
 	}
@@ -289,6 +292,7 @@ func (b *builder) fold() {
 		}
 		for _, t := range o.threads {
 			t.node, t.pending, t.sampled = re(t.node), re(t.pending), re(t.sampled)
+			t.cpuNode, t.preemptNode, t.preemptOf = re(t.cpuNode), re(t.preemptNode), re(t.preemptOf)
 			for i := range t.shares {
 				t.shares[i].node = re(t.shares[i].node)
 			}

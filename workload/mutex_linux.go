@@ -44,6 +44,11 @@ func runMutex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError(fs, "-outside must be >= 0")
 	}
 
+	// A P for every worker and one to spare: a worker whose futex wait
+	// ends must not wait for a P in the Go scheduler, where its thread
+	// blocks on the scheduler's stack, not under mutexLock, and out of the
+	// lock's sight (its wait time would not be the lock's).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*threads + 1))
 	s, release := t.start(ctx)
 	defer release()
 	var m futexMutex

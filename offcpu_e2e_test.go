@@ -1,0 +1,50 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cctop/cctop/internal/testutil"
+)
+
+// TestTopWallInTmux: `cctop top --mode wall` on the sleep workload, in tmux
+// at 100x30, as a person would run it: the header says the mode and the
+// on-CPU share, the sleep shows as its call path with its reason; W steps
+// to offcpu and to cpu (where the sleep's time goes), H shows the idle
+// threads, and q restores the terminal.
+func TestTopWallInTmux(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	s := newTmuxShell(t, "", 100, 30)
+	s.run(cctopBin + " top --mode wall --calls none -- " + cctopBin + " workload sleep -loop")
+	scr := s.waitScreen("the wall header and the sleep's wait", 20*time.Second, func(scr string) bool {
+		return regexp.MustCompile(`mode wall`).MatchString(scr) && regexp.MustCompile(`on-CPU \d`).MatchString(scr) &&
+			regexp.MustCompile(`\[off-cpu: (clock_)?nanosleep\]|workload\.sleepNap`).MatchString(scr)
+	})
+	// Idle threads (the Go runtime's) are hidden by default.
+	if !regexp.MustCompile(`idle hidden \d`).MatchString(scr) {
+		t.Errorf("no idle threads hidden in wall mode:\n%s", scr)
+	}
+	// The sleep thread is on the CPU about 30% of the time, and the idle
+	// ones are out of the share: well under half, well over nothing.
+	m := regexp.MustCompile(`on-CPU (\d+\.\d)%`).FindStringSubmatch(scr)
+	if m == nil {
+		t.Fatalf("no on-CPU share:\n%s", scr)
+	}
+	if share, _ := strconv.ParseFloat(m[1], 64); share < 10 || share > 60 {
+		t.Errorf("on-CPU share %.1f%% with the idle threads hidden, want about 30%%:\n%s", share, scr)
+	}
+	s.keys("H")
+	s.waitFor(`idle threads shown`, 5*time.Second)
+	s.keys("W")
+	s.waitFor(`mode offcpu`, 5*time.Second)
+	s.keys("W")
+	s.waitFor(`mode cpu`, 5*time.Second)
+	s.keys("q")
+	if code := s.exitCode(30 * time.Second); code != 0 {
+		t.Errorf("exit status %d after q", code)
+	}
+	s.checkRestored("mode cpu")
+	workloadLeft(t)
+}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,5 +44,62 @@ func TestRecordUnprivileged(t *testing.T) {
 	fi, _ := os.Stat(filepath.Join(dir, "u.folded"))
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 {
 		t.Errorf("output owned by uid %d", st.Uid)
+	}
+}
+
+// TestOffCPUUnprivileged: at perf_event_paranoid 2 an ordinary user gets
+// off-CPU and wall time of their own process, with user stacks: the sleep
+// workload's naps are under sleepNap, named by their system call, in the
+// folded wall stacks; and doctor, run as that user, says the stacks come
+// from the wait probes and what is missing.
+func TestOffCPUUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	if p := testutil.ReadTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
+		t.Skipf("perf_event_paranoid is %s, this test is about 2", p)
+	}
+	dir := nobodyDir(t)
+	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd := exec.Command(cctopBin, "record", "--mode", "wall", "--calls", "none", "-o", "w.folded", "--format", "folded",
+		"--", cctopBin, "workload", "sleep", "-rounds", "15")
+	cmd.Dir, cmd.SysProcAttr = dir, nobody
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("record --mode wall as nobody: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "stacks by wait probes") {
+		t.Errorf("the summary does not say the stacks came from the wait probes:\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "w.folded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Folded wall stacks: "...;workload.sleepNap;...;[off-cpu: clock_nanosleep] NS".
+	var nap, all int64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if err != nil {
+			t.Fatalf("bad folded line %q", line)
+		}
+		if strings.Contains(line, "workload.sleepWorker") {
+			all += v
+			if strings.Contains(line, "workload.sleepNap;") && strings.Contains(line, "nanosleep]") {
+				nap += v
+			}
+		}
+	}
+	share := float64(nap) / float64(max(all, 1))
+	t.Logf("as nobody: the naps hold %.1f%% of the sleep thread's wall time", 100*share)
+	if share < 0.6 || share > 0.8 {
+		t.Errorf("the naps hold %.1f%% of the sleep thread's wall time, want about 70%%:\n%.600s", 100*share, b)
+	}
+
+	doc := exec.Command(cctopBin, "doctor")
+	doc.SysProcAttr = nobody
+	dout, _ := doc.CombinedOutput()
+	if !regexp.MustCompile(`off-CPU \(wall\)\s+ok\s+wait probes: .*Missing without kernel samples`).Match(dout) {
+		t.Errorf("doctor as nobody does not say how off-CPU stacks are taken and what is missing:\n%s", dout)
 	}
 }

@@ -63,9 +63,6 @@ type Config struct {
 	// samples when it has no members: the caller weighs no sample by its
 	// interval. Reading it costs a target every context switch.
 	NoGroupRead bool
-	// SwitchPeriod samples the stack of one switch out in SwitchPeriod
-	// (0 or 1: every one); the switch records stay every one.
-	SwitchPeriod uint64
 	// ProbeHz is how often the probes look at blocked threads (default
 	// DefaultProbeHz); each look reads at most MaxProbeThreads threads.
 	ProbeHz int

@@ -151,8 +151,9 @@ func (s *Session) switchSamples() bool {
 	return s.cfg.OffCPU && !s.cfg.OffCPUProbe && !s.excludeK
 }
 
-// waitProbes reports whether off-CPU stacks come from the wait probes.
-func (s *Session) waitProbes() bool { return s.cfg.OffCPU && !s.switchSamples() }
+// waitProbes reports whether off-CPU stacks come from the wait probes: where
+// there are no switch samples, or while they are turned off.
+func (s *Session) waitProbes() bool { return s.cfg.OffCPU && (!s.switchSamples() || s.switchOff) }
 
 // switchSampleAttrs is the group that samples the context-switches software
 // event on switches of the target's tasks, each sample of the

@@ -53,7 +53,8 @@ type Config struct {
 	// stacks of its threads off the CPU (Record.OffCPU): a sample at
 	// every switch out where the kernel lets cctop sample kernel events,
 	// else probes of blocked threads' user stacks read from /proc
-	// (Session.OffCPU says which). Every event then times its records
+	// (Session.OffCPU says which). Session.SetSwitchSamples turns the
+	// switch samples off, the probes taking over, and on again. Every event then times its records
 	// with CLOCK_MONOTONIC, the probes' clock.
 	OffCPU bool
 	// OffCPUProbe takes off-CPU stacks with the probes even where

@@ -135,7 +135,7 @@ func (s *Session) buildAttrs() error {
 		s.groups = append(s.groups, ga)
 	}
 	if s.switchSamples() {
-		s.groups = append(s.groups, switchSampleAttrs(&s.groups[0], s.cfg.SwitchPeriod))
+		s.groups = append(s.groups, switchSampleAttrs(&s.groups[0]))
 	}
 	// All groups share the sample_id layout, so sideband records decode
 	// with the first group's format whatever event wrote them.
@@ -151,8 +151,9 @@ func (s *Session) switchSamples() bool {
 	return s.cfg.OffCPU && !s.cfg.OffCPUProbe && !s.excludeK
 }
 
-// waitProbes reports whether off-CPU stacks come from the wait probes.
-func (s *Session) waitProbes() bool { return s.cfg.OffCPU && !s.switchSamples() }
+// waitProbes reports whether off-CPU stacks come from the wait probes: where
+// there are no switch samples, or while they are turned off.
+func (s *Session) waitProbes() bool { return s.cfg.OffCPU && (!s.switchSamples() || s.switchOff) }
 
 // switchSampleAttrs is the group that samples the context-switches software
 // event on switches of the target's tasks, each sample of the
@@ -162,17 +163,20 @@ func (s *Session) waitProbes() bool { return s.cfg.OffCPU && !s.switchSamples() 
 // and follows the target's tasks as the primary group does (inherited, or
 // opened per thread), wherever that is opened.
 //
-// period samples one switch out in period (0: every one): the kernel counts
-// each inherited event's switches, so that is one in period of each
-// thread's switches on each CPU.
-func switchSampleAttrs(primary *groupAttrs, period uint64) groupAttrs {
-	period = max(period, 1)
+// Every switch out is sampled (period 1). A switch-heavy target is spared
+// by turning the group off (SetSwitchSamples), not by a longer period: a
+// new period means reopening the events, which on a running target are
+// opened per thread, and the scheduler can then no longer swap the threads'
+// cloned contexts at a switch, which halves such a target's speed for the
+// rest of the run; PERF_EVENT_IOC_PERIOD would reach the parent event only,
+// not its inherited copies.
+func switchSampleAttrs(primary *groupAttrs) groupAttrs {
 	p := &primary.leader
 	a := unix.PerfEventAttr{
 		Type:   unix.PERF_TYPE_SOFTWARE,
 		Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES,
 		Size:   p.Size,
-		Sample: period,
+		Sample: 1,
 		// A fixed period: no PERIOD field (see buildAttrs), and the
 		// software PMU has no branch records.
 		// No group read either: the switch samples' counts mean nothing,
@@ -187,7 +191,7 @@ func switchSampleAttrs(primary *groupAttrs, period uint64) groupAttrs {
 	useMonotonic(&a)
 	return groupAttrs{name: "context-switches", leader: a,
 		format: Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
-			RegsUser: a.Sample_regs_user, Period: period, OffCPU: true}}
+			RegsUser: a.Sample_regs_user, Period: 1, OffCPU: true}}
 }
 
 // useMonotonic times a's records with CLOCK_MONOTONIC instead of the perf

@@ -12,7 +12,8 @@ import (
 // primary group, times every event with CLOCK_MONOTONIC, and, where kernel
 // samples are allowed and the probes were not asked for, adds the
 // context-switches group after the configured ones, sampled on every switch
-// with the primary group's registers and stack copy, kernel included,
+// with the primary group's registers and stack copy but no group read (it
+// would cost every switch), kernel included,
 // inherited as the primary group is. Without OffCPU none of it is there.
 func TestOffCPUAttrs(t *testing.T) {
 	member := namedEvents["task-clock"]
@@ -80,11 +81,11 @@ func TestOffCPUAttrs(t *testing.T) {
 			if a.Type != unix.PERF_TYPE_SOFTWARE || a.Config != unix.PERF_COUNT_SW_CONTEXT_SWITCHES || a.Sample != 1 || a.Bits&unix.PerfBitFreq != 0 {
 				t.Errorf("switch leader: type %d config %d sample %d bits %#x", a.Type, a.Config, a.Sample, a.Bits)
 			}
-			if a.Sample_type&samplePeriod != 0 || a.Sample_type&sampleBranch != 0 {
-				t.Errorf("switch sample type %#x has PERIOD or BRANCH_STACK", a.Sample_type)
+			if a.Sample_type&(samplePeriod|sampleBranch|sampleRead) != 0 {
+				t.Errorf("switch sample type %#x has PERIOD, BRANCH_STACK or READ", a.Sample_type)
 			}
-			if want := p.Sample_type &^ (samplePeriod | sampleBranch); a.Sample_type != want {
-				t.Errorf("switch sample type %#x, want the primary's %#x without PERIOD and BRANCH_STACK", a.Sample_type, want)
+			if want := p.Sample_type &^ (samplePeriod | sampleBranch | sampleRead); a.Sample_type != want {
+				t.Errorf("switch sample type %#x, want the primary's %#x without PERIOD, BRANCH_STACK and READ", a.Sample_type, want)
 			}
 			if a.Sample_regs_user != unwindRegsMask || a.Sample_stack_user != 4096 || a.Sample_regs_user != p.Sample_regs_user {
 				t.Errorf("switch regs %#x stack %d, primary %#x %d", a.Sample_regs_user, a.Sample_stack_user, p.Sample_regs_user, p.Sample_stack_user)

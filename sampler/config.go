@@ -53,7 +53,8 @@ type Config struct {
 	// stacks of its threads off the CPU (Record.OffCPU): a sample at
 	// every switch out where the kernel lets cctop sample kernel events,
 	// else probes of blocked threads' user stacks read from /proc
-	// (Session.OffCPU says which). Every event then times its records
+	// (Session.OffCPU says which). Session.SetSwitchSamples turns the
+	// switch samples off, the probes taking over, and on again. Every event then times its records
 	// with CLOCK_MONOTONIC, the probes' clock.
 	OffCPU bool
 	// OffCPUProbe takes off-CPU stacks with the probes even where
@@ -63,9 +64,6 @@ type Config struct {
 	// samples when it has no members: the caller weighs no sample by its
 	// interval. Reading it costs a target every context switch.
 	NoGroupRead bool
-	// SwitchPeriod samples the stack of one switch out in SwitchPeriod
-	// (0 or 1: every one); the switch records stay every one.
-	SwitchPeriod uint64
 	// ProbeHz is how often the probes look at blocked threads (default
 	// DefaultProbeHz); each look reads at most MaxProbeThreads threads.
 	ProbeHz int

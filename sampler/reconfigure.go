@@ -25,7 +25,12 @@ func (s *Session) Reconfigure(members []EventSpec) (*Batch, error) {
 // the target and of the child processes it started. Counters of the new set
 // start from zero on each thread. When the new set cannot be opened, the old
 // one is opened again and the error says so; the batch is the old events'
-// records all the same. The target and its processes stay as they were.
+// records all the same. The target and its processes stay as they were, and
+// so do switch samples turned off (SetSwitchSamples): they stay off.
+//
+// Reopening costs a switch-heavy target: events opened on a running
+// target are opened per thread, and the scheduler no longer swaps the
+// threads' cloned contexts at a switch (see switchSampleAttrs).
 func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	// The reader stays off the rings until the new ones are in place.
 	s.readMu.Lock()
@@ -101,13 +106,17 @@ func (s *Session) reopen() error {
 func (s *Session) Generation() int { return s.generation }
 
 // Pause stops sampling on every thread, inherited copies included; Resume
-// starts it again. The target runs on.
+// starts it again, but for switch samples turned off (SetSwitchSamples).
+// The target runs on.
 func (s *Session) Pause() error  { return s.ioctlLeaders(unix.PERF_EVENT_IOC_DISABLE) }
 func (s *Session) Resume() error { return s.ioctlLeaders(unix.PERF_EVENT_IOC_ENABLE) }
 
 func (s *Session) ioctlLeaders(req uint) error {
 	var first error
 	for fd := range s.leaders {
+		if req == unix.PERF_EVENT_IOC_ENABLE && s.switchOff && s.switchLeader(fd) {
+			continue
+		}
 		if err := unix.IoctlSetInt(fd, req, unix.PERF_IOC_FLAG_GROUP); err != nil && first == nil {
 			first = err
 		}

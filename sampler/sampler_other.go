@@ -74,3 +74,5 @@ func (*Session) Threads() []Thread            { return nil }
 func (*Session) BusiestThreads(int) []int     { return nil }
 func (*Session) ThreadsSeen() int             { return 0 }
 func (*Session) OffCPU() (string, string)     { return "", "" }
+func (*Session) SetSwitchSamples(bool) error  { return nil }
+func (*Session) SwitchSamplesOn() bool        { return false }

@@ -127,6 +127,9 @@ type Session struct {
 	procList atomic.Pointer[[]int]
 	horizon  uint64
 	offCPU   struct{ source, why string }
+	// switchOff: the switch samples are turned off (SetSwitchSamples), and
+	// every context-switches event is kept disabled, new ones included.
+	switchOff bool
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its

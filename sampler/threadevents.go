@@ -39,10 +39,7 @@ func (s *Session) openThread(tid int) error {
 			if g.allTasks {
 				continue
 			}
-			attr := g.leader
-			if s.opening {
-				attr.Bits |= unix.PerfBitDisabled // see openAllThreads
-			}
+			attr := s.threadAttr(g)
 			fd, err := s.k.perfOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 			if err != nil {
 				return fail(err)
@@ -103,6 +100,18 @@ func (s *Session) openThread(tid int) error {
 	s.openTime += time.Since(start)
 	s.openCount += len(fds)
 	return nil
+}
+
+// threadAttr is the attr of g's leader as a thread's events open it:
+// disabled while every thread's are being opened (openAllThreads enables
+// them together), and the switch samples' while they are turned off, so
+// that a thread followed after SetSwitchSamples(false) takes none.
+func (s *Session) threadAttr(g *groupAttrs) unix.PerfEventAttr {
+	attr := g.leader
+	if s.opening || (g.format.OffCPU && s.switchOff) {
+		attr.Bits |= unix.PerfBitDisabled
+	}
+	return attr
 }
 
 // minRingPages is the smallest ring Open falls back to.

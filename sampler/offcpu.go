@@ -74,8 +74,8 @@ func (s *Session) waitProbesWhy() string {
 // probes and enables the events again. The kernel carries the state to
 // every inherited copy, those of threads created later included (a copy
 // is made in its parent's state), and followed threads are opened in it.
-// No record is lost: those taken before the change, switch samples or
-// probes, come in the batches Next returns after it, in time order. The
+// The change drops nothing: what was taken before it, switch samples or
+// probes, comes in the batches Next returns after it, in time order. The
 // state stays across ReconfigureWith until changed here; OffCPU says
 // which source is in force, and SwitchSamplesOn whether switch samples are.
 //

@@ -15,6 +15,9 @@
 #   alone         the target with no profiler
 #   perf-cs       perf record -e context-switches -g: a sample at every
 #                 switch with a frame-pointer call chain (the reference)
+#   perf-switch   perf record --switch-events -e cpu-clock -F 999 -g: what
+#                 cctop's floor is, a clock and a record at every switch in
+#                 and out (the time off the CPU, exact), and no stack
 #   cctop-offcpu  cctop record --mode offcpu --calls none: a record at every
 #                 switch (exact time off the CPU), stack samples of one
 #                 switch in N, N kept near 1000 stacks a second per CPU
@@ -64,7 +67,8 @@ attached() {
 }
 
 declare -A R LOST UNPAIRED
-for phase in alone perf-cs cctop-offcpu cctop-wall perf-cs-p cctop-offcpu-p; do
+phases="alone perf-cs perf-switch cctop-offcpu cctop-wall perf-cs-p cctop-offcpu-p"
+for phase in $phases; do
 	vals=()
 	lost=0
 	unp=0
@@ -73,6 +77,7 @@ for phase in alone perf-cs cctop-offcpu cctop-wall perf-cs-p cctop-offcpu-p; do
 		case $phase in
 		alone) $tgt "${work[@]}" >"$out" ;;
 		perf-cs) $tool perf record -q -e context-switches -g -o "$tmp/perf.data" -- $tgt "${work[@]}" >"$out" 2>"$out.tool" ;;
+		perf-switch) $tool perf record -q --switch-events -e cpu-clock -F 999 -g -o "$tmp/perf.data" -- $tgt "${work[@]}" >"$out" 2>"$out.tool" ;;
 		cctop-offcpu) $tool "$bin" record --mode offcpu --calls none -o "$tmp/p.pb.gz" -- $tgt "${work[@]}" >"$out" 2>"$out.tool" ;;
 		cctop-wall) $tool "$bin" record --mode wall -o "$tmp/p.pb.gz" -- $tgt "${work[@]}" >"$out" 2>"$out.tool" ;;
 		perf-cs-p) attached "$out" perf record -q -e context-switches -g -o "$tmp/perf.data" ;;
@@ -94,10 +99,10 @@ for phase in alone perf-cs cctop-offcpu cctop-wall perf-cs-p cctop-offcpu-p; do
 done
 
 printf '%-16s %12s %9s %12s %12s\n' phase rounds/s slowdown lost unpaired
-for phase in alone perf-cs cctop-offcpu cctop-wall perf-cs-p cctop-offcpu-p; do
+for phase in $phases; do
 	awk -v p="$phase" -v r="${R[$phase]}" -v a="${R[alone]}" -v l="${LOST[$phase]}" -v u="${UNPAIRED[$phase]}" \
 		'BEGIN { printf "%-16s %12.0f %8.2fx %12d %12d\n", p, r, a / r, l, u }'
 done
-awk -v a="${R[alone]}" -v pc="${R[perf-cs]}" -v cc="${R[cctop-offcpu]}" -v pp="${R[perf-cs-p]}" -v cp="${R[cctop-offcpu-p]}" \
-	'BEGIN { printf "cctop --mode offcpu slows the target %.2fx as much as perf record -e context-switches -g (launched), %.2fx (attached)\n", (a / cc) / (a / pc), (a / cp) / (a / pp) }'
+awk -v a="${R[alone]}" -v pc="${R[perf-cs]}" -v cc="${R[cctop-offcpu]}" -v pp="${R[perf-cs-p]}" -v cp="${R[cctop-offcpu-p]}" -v ps="${R[perf-switch]}" \
+	'BEGIN { printf "cctop --mode offcpu slows the target %.2fx as much as perf record -e context-switches -g (launched), %.2fx (attached); %.2fx as much as perf record --switch-events (launched)\n", (a / cc) / (a / pc), (a / cp) / (a / pp), (a / cc) / (a / ps) }'
 echo "(lost and unpaired are summed over $TRIALS trials; rounds/s is the median; $(nproc) CPUs)"

@@ -51,10 +51,6 @@ const (
 // nextMode is the order the TUI's mode key steps through.
 var nextMode = map[string]string{ModeCPU: ModeWall, ModeWall: ModeOffCPU, ModeOffCPU: ModeCPU}
 
-// offCPUSwitches is what sampler.Session.OffCPU calls stacks sampled at
-// the switches.
-const offCPUSwitches = sampler.OffCPUSwitchSamples
-
 // notSeen is the reason of time off the CPU before a thread's first stack.
 const notSeen = "stack not seen"
 

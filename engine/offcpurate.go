@@ -27,8 +27,10 @@ import (
 // them; time samples do not.
 
 // switchBudgetPerCPU is the switch stacks a second the budget allows per
-// CPU: as many as a 1 kHz clock samples a busy CPU.
-const switchBudgetPerCPU = 1000
+// CPU: twice what a 1 kHz clock samples a busy CPU. A stack copy in the
+// kernel takes the target a few µs, the unwind cctop some more: at the
+// budget, well under 1% of the target's CPU and a few % of cctop's.
+const switchBudgetPerCPU = 2000
 
 // How often the switch rate is looked at, and when first: a target
 // switching a million times a second must not pay for every switch's stack
@@ -45,11 +47,11 @@ type switchRate struct {
 	lastAt time.Time
 	lastSw uint64
 	looked bool // the rate was looked at once
-	off    bool // switch samples turned off for the rate
+	off    bool // switch samples turned off for the rate (as they start)
 }
 
 func newSwitchRate(cpus int) *switchRate {
-	return &switchRate{budget: float64(switchBudgetPerCPU * max(cpus, 1))}
+	return &switchRate{budget: float64(switchBudgetPerCPU * max(cpus, 1)), off: true}
 }
 
 // defaultSwitchRate is the budget of this machine.
@@ -57,12 +59,12 @@ func defaultSwitchRate() *switchRate { return newSwitchRate(runtime.NumCPU()) }
 
 // decide says whether switch samples should be on at rate switches a
 // second, given whether they are now: off above the budget, on again under
-// a quarter of it, as they are in between.
+// half of it, as they are in between.
 func (r *switchRate) decide(rate float64, on bool) bool {
 	switch {
 	case on && rate > r.budget:
 		return false
-	case !on && rate < r.budget/4:
+	case !on && rate < r.budget/2:
 		return true
 	}
 	return on
@@ -76,9 +78,10 @@ func (r *switchRate) govern(sess *sampler.Session, b *builder, now time.Time) st
 		r.lastAt = time.Time{}
 		return ""
 	}
-	if src, _ := sess.OffCPU(); src != offCPUSwitches && !r.off {
+	if !sess.SwitchSamplesAllowed() {
 		return "" // the probes by necessity (no kernel samples), not for the rate
 	}
+	r.off = !sess.SwitchSamplesOn()
 	sw := sess.Stats().Switches
 	if r.lastAt.IsZero() {
 		r.lastAt, r.lastSw = now, sw
@@ -101,7 +104,7 @@ func (r *switchRate) govern(sess *sampler.Session, b *builder, now time.Time) st
 	}
 	r.off = !want
 	if want {
-		return fmt.Sprintf("off-CPU: %.0f switches/s, under the budget again: a stack sample at every switch", rate)
+		return fmt.Sprintf("off-CPU: %.0f switches/s: a stack sample at every switch (budget %.0f a second)", rate, r.budget)
 	}
 	return fmt.Sprintf("off-CPU: %.0f switches/s is more than %.0f stacks/s can follow: stacks are read from /proc at %d Hz instead (the time off the CPU stays exact)",
 		rate, r.budget, sampler.DefaultProbeHz)

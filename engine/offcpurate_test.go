@@ -3,8 +3,8 @@ package engine
 import "testing"
 
 // TestSwitchRateDecide: switch samples stay on under the budget, go off
-// above it, and come back only well under it, the budget growing with the
-// CPUs.
+// above it, and come back only under half of it, the budget growing with
+// the CPUs.
 func TestSwitchRateDecide(t *testing.T) {
 	two, many := newSwitchRate(2), newSwitchRate(64)
 	for _, c := range []struct {
@@ -13,13 +13,13 @@ func TestSwitchRateDecide(t *testing.T) {
 		on, want bool
 	}{
 		{two, 500, true, true},
-		{two, 2000, true, true},
-		{two, 2001, true, false},
+		{two, 4000, true, true},
+		{two, 4001, true, false},
 		{two, 300_000, true, false},
-		{two, 1500, false, false}, // between a quarter and the budget: stays off
-		{two, 499, false, true},
-		{many, 50_000, true, true},
-		{many, 70_000, true, false},
+		{two, 3000, false, false}, // between half the budget and the budget: stays off
+		{two, 1999, false, true},
+		{many, 120_000, true, true},
+		{many, 130_000, true, false},
 	} {
 		if got := c.r.decide(c.rate, c.on); got != c.want {
 			t.Errorf("budget %.0f, %.0f switches/s, on %v: %v, want %v", c.r.budget, c.rate, c.on, got, c.want)

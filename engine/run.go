@@ -77,6 +77,12 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	if cfg.OffCPU {
 		b.off = newOffCPU(offStart)
 		b.off.blockedSince(sess.PID())
+		// Switch samples start off: a target switching 300,000 times a
+		// second would fill the rings with stacks before the rate is
+		// first looked at. The probes take the stacks until it is.
+		if err := sess.SetSwitchSamples(false); err != nil {
+			fmt.Fprintf(stderr, "cctop: %v\n", err)
+		}
 	}
 	return sess, b, nil
 }

@@ -105,6 +105,11 @@ func (s *Session) SetSwitchSamples(on bool) error {
 // Config.OffCPU where the kernel allows them, not turned off.
 func (s *Session) SwitchSamplesOn() bool { return s.switchSamples() && !s.switchOff }
 
+// SwitchSamplesAllowed reports whether switch samples can be had at all:
+// off-CPU time is recorded, the kernel allows kernel samples and the probes
+// were not asked for. SetSwitchSamples changes nothing otherwise.
+func (s *Session) SwitchSamplesAllowed() bool { return s.switchSamples() }
+
 // ioctlSwitchLeaders enables or disables every context-switches event. Not
 // as a group (PERF_IOC_FLAG_GROUP), which it is alone in anyway: the ioctl
 // then reaches the event and each inherited copy (perf_event_for_each_child).

@@ -76,3 +76,4 @@ func (*Session) ThreadsSeen() int             { return 0 }
 func (*Session) OffCPU() (string, string)     { return "", "" }
 func (*Session) SetSwitchSamples(bool) error  { return nil }
 func (*Session) SwitchSamplesOn() bool        { return false }
+func (*Session) SwitchSamplesAllowed() bool   { return false }

@@ -18,12 +18,18 @@ import (
 
 // buildC compiles testdata/NAME.c like the attach target.
 func buildC(t *testing.T, name string) string {
+	return gccBuild(t, "../testdata/"+name+".c", "-O0", "-fno-omit-frame-pointer", "-pthread")
+}
+
+// gccBuild compiles the C file src with flags into the test's directory,
+// skipping the test without gcc.
+func gccBuild(t *testing.T, src string, flags ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
-	bin := filepath.Join(t.TempDir(), name)
-	out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-pthread", "-o", bin, "../testdata/"+name+".c").CombinedOutput()
+	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	out, err := exec.Command("gcc", append(append(flags, "-o", bin), src)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}

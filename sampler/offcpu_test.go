@@ -8,8 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,14 +28,7 @@ const (
 // where the return addresses of its sleeping stack point.
 func buildSleeper(t *testing.T) (string, map[string][2]uint64) {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	bin := filepath.Join(t.TempDir(), "sleeper")
-	out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-no-pie", "-o", bin, "testdata/sleeper.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := gccBuild(t, "testdata/sleeper.c", "-O0", "-fno-omit-frame-pointer", "-no-pie")
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)

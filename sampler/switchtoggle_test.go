@@ -8,8 +8,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -62,16 +60,7 @@ func TestSwitchToggleAttrs(t *testing.T) {
 
 // buildLateThread compiles testdata/latethread.c.
 func buildLateThread(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	bin := filepath.Join(t.TempDir(), "latethread")
-	out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-pthread", "-o", bin, "testdata/latethread.c").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
+	return gccBuild(t, "testdata/latethread.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
 }
 
 // switchCounts sums what the session's context-switches events have

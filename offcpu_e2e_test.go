@@ -18,23 +18,23 @@ func TestTopWallInTmux(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	s := newTmuxShell(t, "", 100, 30)
 	s.run(cctopBin + " top --mode wall --calls none -- " + cctopBin + " workload sleep -loop")
-	scr := s.waitScreen("the wall header and the sleep's wait", 20*time.Second, func(scr string) bool {
-		return regexp.MustCompile(`mode wall`).MatchString(scr) && regexp.MustCompile(`on-CPU \d`).MatchString(scr) &&
-			regexp.MustCompile(`\[off-cpu: (clock_)?nanosleep\]|workload\.sleepNap`).MatchString(scr)
-	})
-	// Idle threads (the Go runtime's) are hidden by default.
-	if !regexp.MustCompile(`idle hidden \d`).MatchString(scr) {
-		t.Errorf("no idle threads hidden in wall mode:\n%s", scr)
-	}
 	// The sleep thread is on the CPU about 30% of the time, and the idle
-	// ones are out of the share: well under half, well over nothing.
-	m := regexp.MustCompile(`on-CPU (\d+\.\d)%`).FindStringSubmatch(scr)
-	if m == nil {
-		t.Fatalf("no on-CPU share:\n%s", scr)
-	}
-	if share, _ := strconv.ParseFloat(m[1], 64); share < 10 || share > 60 {
-		t.Errorf("on-CPU share %.1f%% with the idle threads hidden, want about 30%%:\n%s", share, scr)
-	}
+	// threads (the Go runtime's) are hidden by default, out of the share.
+	// The first second is start-up: the share settles as the loop runs.
+	share := -1.0
+	scr := s.waitScreen("the wall header, the sleep's wait and an on-CPU share near 30%", 30*time.Second, func(scr string) bool {
+		if !regexp.MustCompile(`mode wall`).MatchString(scr) || !regexp.MustCompile(`idle hidden \d`).MatchString(scr) ||
+			!regexp.MustCompile(`\[off-cpu: (clock_)?nanosleep\]|workload\.sleepNap`).MatchString(scr) {
+			return false
+		}
+		m := regexp.MustCompile(`on-CPU (\d+\.\d)%`).FindStringSubmatch(scr)
+		if m == nil {
+			return false
+		}
+		share, _ = strconv.ParseFloat(m[1], 64)
+		return share >= 24 && share <= 40
+	})
+	t.Logf("on-CPU share %.1f%%:\n%s", share, scr)
 	s.keys("H")
 	s.waitFor(`idle threads shown`, 5*time.Second)
 	s.keys("W")

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cctop/cctop/correct"
@@ -57,6 +58,9 @@ record flags:
 type exitError struct {
 	code int
 	msg  string
+	// usageShown: the command printed its own usage (a workload's flags),
+	// and cctop's would bury it.
+	usageShown bool
 }
 
 func (e *exitError) Error() string { return e.msg }
@@ -120,7 +124,7 @@ func exitStatus(err error, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		fmt.Fprintf(stderr, "cctop: %s\n", ee.msg)
-		if ee.code == 2 {
+		if ee.code == 2 && !ee.usageShown {
 			printUsage(stderr)
 		}
 		return ee.code
@@ -145,7 +149,11 @@ func cmdWorkload(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return usageError("workload %s: %v", args[0], err)
+		if !slices.Contains(workload.Names(), args[0]) {
+			return usageError("workload %s: %v", args[0], err)
+		}
+		// The workload's error names it, and its flags were printed.
+		return &exitError{code: 2, msg: err.Error(), usageShown: true}
 	}
 	return nil
 }

@@ -255,3 +255,19 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("stack trace:\n%s", out)
 	}
 }
+
+// TestWorkloadFlagError: a workload's bad flag is said once, after the
+// workload's own flags, not buried under cctop's usage.
+func TestWorkloadFlagError(t *testing.T) {
+	_, stderr, code := testutil.Run(t, cctopBin, t.TempDir(), "workload", "sleep", "-threads", "0")
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := lines[len(lines)-1]; last != "cctop: workload sleep: -threads must be > 0" {
+		t.Errorf("last line %q, want the error once:\n%s", last, stderr)
+	}
+	if strings.Contains(stderr, "live calling-context profiler") {
+		t.Errorf("cctop's usage follows a workload's flag error:\n%s", stderr)
+	}
+}

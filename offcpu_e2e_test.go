@@ -12,8 +12,8 @@ import (
 // TestTopWallInTmux: `cctop top --mode wall` on the sleep workload, in tmux
 // at 100x30, as a person would run it: the header says the mode and the
 // on-CPU share, the sleep shows as its call path with its reason; W steps
-// to offcpu and to cpu (where the sleep's time goes), H shows the idle
-// threads, and q restores the terminal.
+// to offcpu, to cpu and back to wall (recording switches again), H shows
+// the idle threads, and q restores the terminal.
 func TestTopWallInTmux(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	s := newTmuxShell(t, "", 100, 30)
@@ -41,6 +41,13 @@ func TestTopWallInTmux(t *testing.T) {
 	s.waitFor(`mode offcpu`, 5*time.Second)
 	s.keys("W")
 	s.waitFor(`mode cpu`, 5*time.Second)
+	// Back to wall from cpu: switches are recorded again, by reopened
+	// events, and the sleep keeps its share.
+	s.keys("W")
+	s.waitFor(`mode wall: time on the CPU and off it`, 10*time.Second)
+	s.waitScreen("the wall header after the switch back", 10*time.Second, func(scr string) bool {
+		return regexp.MustCompile(`mode wall  on-CPU \d`).MatchString(scr)
+	})
 	s.keys("q")
 	if code := s.exitCode(30 * time.Second); code != 0 {
 		t.Errorf("exit status %d after q", code)

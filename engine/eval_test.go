@@ -57,8 +57,11 @@ func TestEval(t *testing.T) {
 		if !w.ExactOK {
 			t.Errorf("%s: the exact run disagrees with the workload's own counts", w.Name)
 		}
-		if o.DensityLatency < o.Samples-1 {
-			t.Errorf("%s: density+latency %.1f%% is more than a point below raw %.1f%%", w.Name, o.DensityLatency, o.Samples)
+		// Two points: where density changes little (stages, 59-61%
+		// either way) a run's sampling error alone is a point or more
+		// (60.3 against 61.3 in a -race CI run).
+		if o.DensityLatency < o.Samples-2 {
+			t.Errorf("%s: density+latency %.1f%% is more than two points below raw %.1f%%", w.Name, o.DensityLatency, o.Samples)
 		}
 		// The calls trigger samples call events, as many as the clock
 		// run took: no bias, only sampling error (99.7-99.9% here with

@@ -346,6 +346,11 @@ func (l *Live) switchMode(mode string) error {
 		}
 		if on {
 			l.b.off.blockedSince(l.sess.PID())
+			// As at the start: the probes until the rate is known.
+			if err := l.sess.SetSwitchSamples(false); err != nil {
+				return fmt.Errorf("mode %s: %w", mode, err)
+			}
+			l.arm.switches.restart()
 		}
 	}
 	l.plan.mode = mode

@@ -139,7 +139,17 @@ func TestOffCPUSleep(t *testing.T) {
 				if math.Abs(share-truth) > 0.05 {
 					t.Errorf("thread %d: the sleep's path holds %.1f%% of its time, the workload measured %.1f%%", tid, 100*share, 100*truth)
 				}
-				if !near(float64(napped.OffCPU), nap, 0.05, 0) {
+				// Within 5% on a machine with CPU to spare (0.1% here).
+				// On one that keeps the thread waiting to run (a -race run
+				// beside other packages' tests), waits after short ones a
+				// probe or a lost switch sample did not see go to the stack
+				// seen before them, the nap's: 10%.
+				tol := 0.05
+				if rq := ns(t, kv, "runqueue"); rq > 0.05*loop {
+					tol = 0.10
+					t.Logf("thread %d waited %.0f ms to run (%.0f%% of its loop): the machine is loaded, tolerance %.0f%%", tid, rq/1e6, 100*rq/loop, 100*tol)
+				}
+				if !near(float64(napped.OffCPU), nap, tol, 0) {
 					t.Errorf("thread %d: %.1f ms off the CPU in sleepNap, the workload slept %.1f ms", tid, float64(napped.OffCPU)/1e6, nap/1e6)
 				}
 			}

@@ -57,6 +57,10 @@ func newSwitchRate(cpus int) *switchRate {
 // defaultSwitchRate is the budget of this machine.
 func defaultSwitchRate() *switchRate { return newSwitchRate(runtime.NumCPU()) }
 
+// restart looks at the rate again soon, as at the start: switches have
+// just begun to be recorded, with the switch samples off.
+func (r *switchRate) restart() { r.lastAt, r.looked, r.off = time.Time{}, false, true }
+
 // decide says whether switch samples should be on at rate switches a
 // second, given whether they are now: off above the budget, on again under
 // half of it, as they are in between.

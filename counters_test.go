@@ -215,8 +215,10 @@ func TestAutoCountersBudget(t *testing.T) {
 		t.Skip("this machine has a hardware call counter: auto uses it")
 	}
 	dir := t.TempDir()
-	// 44 µs per leaf call: a sub-µs probe hit is about 1.5% of it.
-	_, cheap, code := testutil.Run(t, cctopBin, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-duration", "2s")
+	// 44 µs per leaf call: a sub-µs probe hit is about 1.5% of it. A fixed
+	// amount of work (3 s of CPU), not of time: a CI run beside other
+	// packages' tests armed the counter too late in 2 s to count a call.
+	_, cheap, code := testutil.Run(t, cctopBin, dir, "record", "-o", "a.pb.gz", "--", cctopBin, "workload", "density", "-size", "20000", "-calls", "50", "-rounds", "400")
 	if code != 0 {
 		t.Fatalf("record: %s", cheap)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cctop/cctop/internal/testutil"
 )
@@ -90,10 +92,38 @@ func TestOffCPUUnprivileged(t *testing.T) {
 			}
 		}
 	}
+	// Against the workload's own measure: on a loaded machine its compute
+	// takes longer than 30 ms of wall time, and its nap share drops.
+	var truth, rq, loop float64
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "total" {
+			for i := 1; i+1 < len(f); i++ {
+				switch f[i] {
+				case "napshare":
+					truth, _ = strconv.ParseFloat(f[i+1], 64)
+				case "runqueue":
+					d, _ := time.ParseDuration(f[i+1])
+					rq = float64(d)
+				case "loop":
+					d, _ := time.ParseDuration(f[i+1])
+					loop = float64(d)
+				}
+			}
+		}
+	}
 	share := float64(nap) / float64(max(all, 1))
-	t.Logf("as nobody: the naps hold %.1f%% of the sleep thread's wall time", 100*share)
-	if share < 0.6 || share > 0.8 {
-		t.Errorf("the naps hold %.1f%% of the sleep thread's wall time, want about 70%%:\n%.600s", 100*share, b)
+	t.Logf("as nobody: the naps hold %.1f%% of the sleep thread's wall time; the workload measured %.1f%%, and waited to run %.0f%% of its loop", 100*share, 100*truth, 100*rq/max(loop, 1))
+	tol := 0.05
+	if rq > 0.05*loop {
+		tol = 0.10 // a loaded machine: see engine's TestOffCPUSleep
+	}
+	switch {
+	case truth == 0:
+		t.Errorf("no nap share in the workload's output:\n%s", out)
+	case rq > loop/3:
+		t.Logf("the machine is too loaded to judge the split")
+	case math.Abs(share-truth) > tol:
+		t.Errorf("the naps hold %.1f%% of the sleep thread's wall time, the workload measured %.1f%%:\n%.600s", 100*share, 100*truth, b)
 	}
 
 	doc := exec.Command(cctopBin, "doctor")

@@ -136,18 +136,25 @@ func TestOffCPUSleep(t *testing.T) {
 				share := float64(napped.Wall) / float64(worker.Wall)
 				t.Logf("thread %d: sleepNap holds %.1f%% of sleepWorker's wall time (workload: %.1f%%; the issue's 70%%); off the CPU in sleepNap %.0f ms (workload napped %.0f ms); worker wall %.0f ms (loop %.0f ms)",
 					tid, 100*share, 100*truth, float64(napped.OffCPU)/1e6, nap/1e6, float64(worker.Wall)/1e6, loop/1e6)
-				if math.Abs(share-truth) > 0.05 {
-					t.Errorf("thread %d: the sleep's path holds %.1f%% of its time, the workload measured %.1f%%", tid, 100*share, 100*truth)
-				}
 				// Within 5% on a machine with CPU to spare (0.1% here).
 				// On one that keeps the thread waiting to run (a -race run
 				// beside other packages' tests), waits after short ones a
 				// probe or a lost switch sample did not see go to the stack
 				// seen before them, the nap's: 10%.
+				// Past a third of the loop waiting to run (75% in one -race
+				// CI run), nothing is left to judge: the probes themselves
+				// wait to run.
 				tol := 0.05
-				if rq := ns(t, kv, "runqueue"); rq > 0.05*loop {
+				switch rq := ns(t, kv, "runqueue"); {
+				case rq > loop/3:
+					t.Logf("thread %d waited %.0f ms to run (%.0f%% of its loop): the machine is too loaded to judge the split", tid, rq/1e6, 100*rq/loop)
+					continue
+				case rq > 0.05*loop:
 					tol = 0.10
 					t.Logf("thread %d waited %.0f ms to run (%.0f%% of its loop): the machine is loaded, tolerance %.0f%%", tid, rq/1e6, 100*rq/loop, 100*tol)
+				}
+				if math.Abs(share-truth) > tol {
+					t.Errorf("thread %d: the sleep's path holds %.1f%% of its time, the workload measured %.1f%%", tid, 100*share, 100*truth)
 				}
 				if !near(float64(napped.OffCPU), nap, tol, 0) {
 					t.Errorf("thread %d: %.1f ms off the CPU in sleepNap, the workload slept %.1f ms", tid, float64(napped.OffCPU)/1e6, nap/1e6)
@@ -182,7 +189,7 @@ func TestOffCPUMutex(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec, out := recordMode(t, ModeWall, probes, "mutex", "-threads", "4", "-rounds", "150")
 			tr := rec.Tree()
-			var waited, total, truthWait, truthLoop float64
+			var waited, total, truthWait, truthLoop, truthRunq float64
 			threads := tr.ThreadTotals()
 			for tid, kv := range workloadThreads(t, out) {
 				// The loop's body: the workload times these four.
@@ -196,6 +203,7 @@ func TestOffCPUMutex(t *testing.T) {
 				truthWait += ns(t, kv, "wait")
 				loop, oncpu := ns(t, kv, "loop"), ns(t, kv, "oncpu")
 				truthLoop += loop
+				truthRunq += ns(t, kv, "runqueue")
 				// The thread's whole profile against its schedstat over the
 				// loop: its time on the CPU is sampled (a few ms either way
 				// at 999 Hz, more under load); its time off the CPU is
@@ -204,6 +212,9 @@ func TestOffCPUMutex(t *testing.T) {
 				th := threads[tid]
 				t.Logf("thread %d: on the CPU %.0f ms (schedstat %.0f), off it %.0f ms (loop - on-CPU %.0f), wall %.0f ms (loop %.0f), under mutexLock %.0f ms (workload waited %.0f)",
 					tid, float64(th.Time)/1e6, oncpu/1e6, float64(th.OffCPU)/1e6, (loop-oncpu)/1e6, float64(th.Wall)/1e6, loop/1e6, float64(lock.Wall)/1e6, ns(t, kv, "wait")/1e6)
+				if rq := ns(t, kv, "runqueue"); rq > 0.6*loop {
+					continue // too loaded to judge: see the share below
+				}
 				if !near(float64(th.Time), oncpu, 0.2, 30e6) {
 					t.Errorf("thread %d: %.0f ms on the CPU sampled, schedstat says %.0f", tid, float64(th.Time)/1e6, oncpu/1e6)
 				}
@@ -214,7 +225,19 @@ func TestOffCPUMutex(t *testing.T) {
 			}
 			share, truth := waited/total, truthWait/truthLoop
 			t.Logf("under mutexLock: %.1f%% of the workers' wall time; the workload measured %.1f%%", 100*share, 100*truth)
-			if math.Abs(share-truth) > 0.05 {
+			// Four threads on two CPUs wait to run by design (about a
+			// quarter of the loop here); a loaded machine adds to it, and
+			// the probes wait with them (see TestOffCPUSleep).
+			tol := 0.05
+			switch rq := truthRunq / truthLoop; {
+			case rq > 0.6:
+				t.Logf("the workers waited to run %.0f%% of their loops: the machine is too loaded to judge the split", 100*rq)
+				return
+			case rq > 0.4:
+				tol = 0.10
+				t.Logf("the workers waited to run %.0f%% of their loops: the machine is loaded, tolerance %.0f points", 100*rq, 100*tol)
+			}
+			if math.Abs(share-truth) > tol {
 				t.Errorf("the lock's path holds %.1f%% of the workers' time, the workload waited %.1f%%", 100*share, 100*truth)
 			}
 		})

@@ -395,11 +395,12 @@ func pathText(tr *cct.Tree, id cct.NodeID) string {
 func TestRecordFoldsProbes(t *testing.T) {
 	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
-	calls := "auto"
-	if hpm.ProbeHW(hpm.DetectCPU()) == nil {
-		// A hardware counter here: auto would use it, and place no probe.
-		calls = "uprobe:" + workloadPkg + "densityLeaf"
-	}
+	// The leaf by name, not --calls auto: auto arms the hottest functions
+	// at the time, start-up code among them, and a CI run armed Go's
+	// assembly indexbytebody, entered by a jump from its callers' callee,
+	// whose probe cost then sat under runtime.findnull (noted as a limit).
+	// What this test is about is the folding under a probed function.
+	calls := "uprobe:" + workloadPkg + "densityLeaf"
 	// 11 µs a leaf call: about 5% of the time goes to the probe; a budget
 	// that keeps it counted whatever the trial sees on a busy machine. A
 	// fixed amount of work (about 3 s of CPU), not a deadline: a CI run
@@ -413,15 +414,6 @@ func TestRecordFoldsProbes(t *testing.T) {
 		t.Skipf("kernel frames are not sampled here:\n%s", stderr)
 	}
 	probed := []string{"workload.densityLeaf"}
-	if calls == "auto" {
-		// The 4 hottest functions: start-up code among them.
-		_, armed, _ := strings.Cut(stderr, "; armed on ")
-		armed, _, _ = strings.Cut(armed, "\n")
-		probed = strings.Split(armed, ", ")
-		if !slices.Contains(probed, "workload.densityLeaf") {
-			t.Fatalf("automatic counting did not arm the leaf:\n%s", stderr)
-		}
-	}
 	tr, meta, err := readTree(filepath.Join(dir, "p.pb.gz"))
 	if err != nil {
 		t.Fatal(err)

@@ -335,19 +335,11 @@ func (l *Live) switchMode(mode string) error {
 		if w := l.b.weights; w != nil {
 			w.reset(l.sess.Generation())
 		}
-		switch {
-		case !on:
+		if !on {
 			// No switch comes now to end what is open.
 			l.b.off.threads = map[uint32]*offThread{}
-		case l.b.off == nil:
-			l.b.off = newOffCPU(start)
-		default:
-			l.b.off.start, l.b.off.threads = start, map[uint32]*offThread{}
-		}
-		if on {
-			l.b.off.blockedSince(l.sess.PID())
-			// As at the start: the probes until the rate is known.
-			if err := l.sess.SetSwitchSamples(false); err != nil {
+		} else {
+			if err := beginOffCPU(l.sess, l.b, start); err != nil {
 				return fmt.Errorf("mode %s: %w", mode, err)
 			}
 			l.arm.switches.restart()

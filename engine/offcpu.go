@@ -8,14 +8,11 @@ package engine
 // one of two ways (sampler.Session.OffCPU says which):
 //
 //   - Switch samples, where the kernel lets cctop sample kernel events: a
-//     sample as the thread leaves the CPU, at every switch out or every Nth
-//     (Config.SwitchPeriod, raised when switches are too many to unwind
-//     each). A sampled interval goes to its own stack. The unsampled
-//     intervals of a thread are shared among its sampled ones in proportion
-//     to their lengths: a ratio estimator, whose total per thread is exact
-//     and whose split is unbiased as long as which switch is sampled does not
-//     follow the program's own pattern of waits (a prime N keeps a pattern
-//     of any shorter length from locking onto it).
+//     sample as the thread leaves the CPU, at every switch out while they
+//     are on (offcpurate.go turns them off above a budget of stacks a
+//     second). A sampled interval goes to its own stack. An interval whose
+//     sample was lost is shared among the thread's sampled ones in
+//     proportion to their lengths: the total per thread stays exact.
 //   - Probes of blocked threads' user stacks, read from /proc at a fixed
 //     rate: time samples of the thread's waits. The interval a probe fell in
 //     goes to the probe's stack, and so do the intervals after it that no
@@ -64,13 +61,12 @@ type offCPU struct {
 	unseen  cct.NodeID // the notSeen context, -1 until needed
 
 	// Totals of the profile, for the summary and the counters panel.
-	off, preempted  int64  // ns off the CPU; of which waiting to run again
-	switches        uint64 // switches out of the CPU
-	stacks, probed  uint64 // off-CPU stacks taken; of which read from /proc
-	unpaired        uint64 // a switch whose other half was lost
-	lastTime        uint64 // the latest record time seen
-	firstTime       uint64
-	onTIDs, offTIDs map[uint32]bool // threads seen on the CPU, off it
+	off, preempted uint64 // ns off the CPU; of which waiting to run again
+	switches       uint64 // switches out of the CPU
+	stacks, probed uint64 // off-CPU stacks taken; of which read from /proc
+	unpaired       uint64 // a switch whose other half was lost
+	lastTime       uint64 // the latest record time seen
+	firstTime      uint64
 }
 
 // offThread is one thread's state.
@@ -78,8 +74,10 @@ type offThread struct {
 	out     uint64 // when it left the CPU; 0 while on it (or not known)
 	preempt bool   // it left the CPU runnable (preempted), not blocked
 	// since: it is off the CPU since before the accounting began, or
-	// since its creation: no switch out was there to sample.
-	since bool
+	// since its creation: no switch out was there to sample. known: a
+	// switch of it was counted, on the CPU or off it, so that a lone
+	// switch in is a lost switch out, not a wait since the start.
+	since, known bool
 	// probed: its latest stack came from a probe, whose way of weighing
 	// holds until a switch sample comes (the session changes source as
 	// the switch rate does).
@@ -110,8 +108,28 @@ type offShare struct {
 }
 
 func newOffCPU(start uint64) *offCPU {
-	return &offCPU{start: start, threads: map[uint32]*offThread{}, unseen: -1,
-		onTIDs: map[uint32]bool{}, offTIDs: map[uint32]bool{}}
+	return &offCPU{start: start, threads: map[uint32]*offThread{}, unseen: -1}
+}
+
+// newOffThread is a thread with no stack of any kind yet.
+func newOffThread() *offThread {
+	return &offThread{node: -1, pending: -1, sampled: -1, cpuNode: -1, preemptNode: -1, preemptOf: -1}
+}
+
+// beginOffCPU starts b's off-CPU accounting of sess at start: a new one, or
+// the profile's own again (its time so far stays, its threads' state goes:
+// no switch was recorded since). Threads asleep now are off the CPU since
+// then, and the stacks come from the probes until the switch rate is known
+// (offcpurate.go): a target switching 300,000 times a second would fill the
+// rings with stacks before that.
+func beginOffCPU(sess *sampler.Session, b *builder, start uint64) error {
+	if b.off == nil {
+		b.off = newOffCPU(start)
+	} else {
+		b.off.start, b.off.threads = start, map[uint32]*offThread{}
+	}
+	b.off.blockedSince(sess.PID())
+	return sess.SetSwitchSamples(false)
 }
 
 // monoNow is now on the records' clock when they record switches.
@@ -161,7 +179,7 @@ func (o *offCPU) blockedSince(pid int) {
 func (o *offCPU) thread(tid uint32) *offThread {
 	t := o.threads[tid]
 	if t == nil {
-		t = &offThread{node: -1, pending: -1, sampled: -1, cpuNode: -1, preemptNode: -1, preemptOf: -1}
+		t = newOffThread()
 		o.threads[tid] = t
 	}
 	return t
@@ -173,8 +191,9 @@ func (o *offCPU) carry(now uint64) *offCPU {
 	n := newOffCPU(now)
 	for tid, t := range o.threads {
 		if t.out != 0 {
-			n.threads[tid] = &offThread{node: -1, pending: -1, sampled: -1, cpuNode: -1, preemptNode: -1, preemptOf: -1,
-				out: max(t.out, now), preempt: t.preempt, since: true}
+			c := newOffThread()
+			c.out, c.preempt, c.since = max(t.out, now), t.preempt, true
+			n.threads[tid] = c
 		}
 	}
 	return n
@@ -199,7 +218,7 @@ func (b *builder) switched(r *sampler.Record) {
 	if t.out == 0 {
 		// Back on the CPU with no switch out seen: the thread was off
 		// it since the accounting began, unless its switch out was lost.
-		if o.onTIDs[r.TID] || o.offTIDs[r.TID] {
+		if t.known {
 			o.unpaired++
 			return
 		}
@@ -208,8 +227,7 @@ func (b *builder) switched(r *sampler.Record) {
 	if r.Time > t.out {
 		b.offFor(r.TID, t, int64(r.Time-t.out))
 	}
-	t.out, t.sampled, t.since = 0, -1, false
-	o.onTIDs[r.TID] = true
+	t.out, t.sampled, t.since, t.known = 0, -1, false, true
 }
 
 // offFor counts d ns of the thread's current interval off the CPU: to the
@@ -218,11 +236,11 @@ func (b *builder) switched(r *sampler.Record) {
 // stack a probe saw.
 func (b *builder) offFor(tid uint32, t *offThread, d int64) {
 	o := b.off
-	o.off += d
+	o.off += uint64(d)
 	if t.preempt {
-		o.preempted += d
+		o.preempted += uint64(d)
 	}
-	o.offTIDs[tid] = true
+	t.known = true
 	if w := b.weights; w != nil && w.offNS != nil {
 		w.offNS[tid] += uint64(d)
 	}
@@ -400,22 +418,17 @@ func (b *builder) offSample(r *sampler.Record) {
 	copy(b.stack[1:], b.stack)
 	b.stack[0] = cct.Frame{Func: fn}
 	node := b.tree.Add(b.stack, r.TID, cct.Metrics{})
-	if !r.Probed {
+	switch {
+	case !r.Probed:
 		// Taken as the thread leaves: its switch out comes next.
 		t.pending = node
-		if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
-			b.fold()
-		}
-		return
-	}
-	t.node = node
-	if t.out == 0 && !o.onTIDs[r.TID] && !o.offTIDs[r.TID] {
+	case t.out == 0 && !t.known:
 		// Blocked with no switch seen: since before the accounting.
-		t.out, t.since = o.start, true
+		t.node, t.out, t.since = node, o.start, true
+	default:
+		t.node = node
 	}
-	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
-		b.fold()
-	}
+	b.foldIfFull()
 }
 
 // offReason says why a thread was off the CPU: from its kernel frames where
@@ -485,12 +498,13 @@ func syscallOfFrame(fn string) string {
 	return ""
 }
 
-// idleThreads are the threads of t that spent almost all of their time in
-// it off the CPU: a pool waiting for work, say. They would drown the busy
-// threads' off-CPU time, so the TUI hides them unless asked.
-func idleThreads(t *cct.Tree) map[uint32]bool {
+// idleThreads are the threads that spent almost all of their time off the
+// CPU, of a profile's totals per thread (cct.Tree.ThreadTotals): a pool
+// waiting for work, say. They would drown the busy threads' off-CPU time,
+// so the TUI hides them unless asked.
+func idleThreads(totals map[uint32]cct.Metrics) map[uint32]bool {
 	idle := map[uint32]bool{}
-	for tid, m := range t.ThreadTotals() {
+	for tid, m := range totals {
 		if m.OffCPU > 0 && m.Time*idleOnCPU < m.Time+m.OffCPU {
 			idle[tid] = true
 		}

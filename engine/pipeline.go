@@ -179,6 +179,11 @@ func (b *builder) sample(r *sampler.Record) {
 	if b.weights != nil {
 		b.weights.add(r, node)
 	}
+	b.foldIfFull()
+}
+
+// foldIfFull folds the tree when it has grown past its cap.
+func (b *builder) foldIfFull() {
 	if b.maxNodes > 0 && b.tree.Len() > b.maxNodes {
 		b.fold()
 	}

@@ -75,12 +75,7 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	b := newSessionBuilder(res, plan, sess)
 	b.entries = plan.entries
 	if cfg.OffCPU {
-		b.off = newOffCPU(offStart)
-		b.off.blockedSince(sess.PID())
-		// Switch samples start off: a target switching 300,000 times a
-		// second would fill the rings with stacks before the rate is
-		// first looked at. The probes take the stacks until it is.
-		if err := sess.SetSwitchSamples(false); err != nil {
+		if err := beginOffCPU(sess, b, offStart); err != nil {
 			fmt.Fprintf(stderr, "cctop: %v\n", err)
 		}
 	}
@@ -347,7 +342,7 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 // leaf, where the stack reaches user space.
 func modeTop(w io.Writer, t *cct.Tree, mode string) {
 	of := modeTime(mode)
-	idle := idleThreads(t)
+	idle := idleThreads(t.ThreadTotals())
 	self, cum := map[cct.FuncID]int64{}, map[cct.FuncID]int64{}
 	var total int64
 	var seen []cct.FuncID

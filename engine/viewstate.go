@@ -219,7 +219,7 @@ func (v *viewState) selfWeights(t viewTarget) ([]float64, string) {
 	}
 	tree := t.shown()
 	if v.mode != ModeCPU && !v.showIdle {
-		if idle := idleThreads(tree); len(idle) > 0 {
+		if idle := idleThreads(tree.ThreadTotals()); len(idle) > 0 {
 			return tree.SelfOfThreads(modeTime(v.mode), func(tid uint32) bool { return !idle[tid] }), "time"
 		}
 	}
@@ -235,13 +235,14 @@ func (v *viewState) modeHeader(h *tui.Header, t viewTarget) {
 		return
 	}
 	h.Mode = v.mode
+	totals := t.shown().ThreadTotals()
 	idle := map[uint32]bool{}
 	if v.mode != ModeCPU && !v.showIdle {
-		idle = idleThreads(t.shown())
+		idle = idleThreads(totals)
 		h.IdleHidden = len(idle)
 	}
 	var on, off int64
-	for tid, m := range t.shown().ThreadTotals() {
+	for tid, m := range totals {
 		if !idle[tid] {
 			on, off = on+m.Time, off+m.OffCPU
 		}

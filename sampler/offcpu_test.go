@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -352,16 +353,9 @@ func TestOffCPUReconfigure(t *testing.T) {
 	// fails the phase.
 	until := func(phase string, done func() bool) {
 		t.Helper()
-		for !done() {
-			b, err := s.Next(context.Background())
-			take(b)
-			if errors.Is(err, io.EOF) {
-				t.Fatalf("%s: the target ended first (%d switches, %d switch samples, %d probes)", phase, switches, switchSamples, probes)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		readUntil(t, s, take, done, func() string {
+			return fmt.Sprintf("%s: the target ended first (%d switches, %d switch samples, %d probes)", phase, switches, switchSamples, probes)
+		})
 	}
 	reconfigure := func(change func(*Config)) {
 		t.Helper()
@@ -404,5 +398,21 @@ func TestOffCPUReconfigure(t *testing.T) {
 	}
 	if switches+switchSamples+probes != 0 {
 		t.Errorf("off: %d switches, %d switch samples, %d probes", switches, switchSamples, probes)
+	}
+}
+
+// readUntil hands s's batches to take until done says so; the target ending
+// first fails the test with ended's words.
+func readUntil(t *testing.T, s *Session, take func(*Batch), done func() bool, ended func() string) {
+	t.Helper()
+	for !done() {
+		b, err := s.Next(context.Background())
+		take(b)
+		if errors.Is(err, io.EOF) {
+			t.Fatal(ended())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

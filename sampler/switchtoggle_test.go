@@ -3,10 +3,8 @@
 package sampler
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
-	"io"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -166,17 +164,10 @@ func testSwitchToggle(t *testing.T, follow bool) {
 	}
 	until := func(phase string, done func() bool) {
 		t.Helper()
-		for !done() {
-			b, err := s.Next(context.Background())
-			take(b)
-			if errors.Is(err, io.EOF) {
-				t.Fatalf("%s: the target ended first (%d switches, %d of the late thread; %d switch samples, %d of the late thread; %d probes)",
-					phase, switches, lateSwitches, switchSamples, lateSamples, probe)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		readUntil(t, s, take, done, func() string {
+			return fmt.Sprintf("%s: the target ended first (%d switches, %d of the late thread; %d switch samples, %d of the late thread; %d probes)",
+				phase, switches, lateSwitches, switchSamples, lateSamples, probe)
+		})
 	}
 	toggle := func(on bool) {
 		t.Helper()

@@ -376,6 +376,11 @@ func (b *builder) exitedThread(r *sampler.Record) {
 		b.shareOut(r.TID, t, true)
 		delete(b.off.threads, r.TID)
 	}
+	if w := b.weights; w != nil && w.offNS != nil {
+		// A thread that comes with the TID again starts from zero, as
+		// its events do.
+		delete(w.offNS, r.TID)
+	}
 }
 
 func (o *offCPU) seen(tm uint64) {

@@ -20,6 +20,7 @@ type targetFlags struct {
 	period uint64
 	event  string
 	user   bool
+	all    bool // every process on the host (cctop agent --all)
 	opts   engine.Options
 }
 
@@ -61,7 +62,9 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 		return cfg, nil, usageError("bad PID %d", f.pid)
 	case f.pid != 0 && len(argv) > 0:
 		return cfg, nil, usageError("give either -p PID or a command after --, not both")
-	case f.pid == 0 && len(argv) == 0:
+	case f.all && (f.pid != 0 || len(argv) > 0):
+		return cfg, nil, usageError("--all samples every process: give no -p PID or command with it")
+	case f.pid == 0 && len(argv) == 0 && !f.all:
 		return cfg, nil, usageError("nothing to sample: give -p PID or -- CMD [ARGS...]")
 	case set["F"] && set["c"]:
 		return cfg, nil, usageError("-F and -c are exclusive")
@@ -78,7 +81,7 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 	if err != nil {
 		return cfg, nil, usageError("%v", err)
 	}
-	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user}
+	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user, AllProcesses: f.all}
 	if set["c"] {
 		cfg.Period = f.period
 	} else {

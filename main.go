@@ -29,6 +29,9 @@ usage:
   cctop top [flags] (-p PID | -- CMD [ARGS...])      the live TUI: browse the calling context tree as it grows
   cctop view FILE [--base FILE]                      the TUI on a saved pprof profile, with deltas against a base
   cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
+  cctop agent [flags] (--all | -p PID | -- CMD [ARGS...]) --otlp HOST:PORT
+                                                     always on, at 19 Hz: a profile every --window, pushed to
+                                                     an OpenTelemetry collector (OTLP profiles over gRPC)
   cctop eval [--json FILE] [--workload NAME] [--alpha LIST]
                                                      accuracy of raw vs corrected vs exact call profiles
   cctop doctor [-p PID]                              what works on this machine, and the fix for what doesn't;
@@ -52,6 +55,19 @@ record flags:
   --no-density, --no-latency   leave a correction out of the summary's weights
   --max-nodes N   keep at most N calling contexts (default %d); colder ones fold into [other]
   --max-log N     keep the newest N samples for re-weighting call estimates (default %d)
+
+agent flags (and the record flags above; the agent's defaults are -F 19 and --calls none):
+  --all           every process on the host (per-CPU events; root, CAP_PERFMON or perf_event_paranoid <= 0)
+  --window D      cut and push a profile every D (default 10s)
+  --otlp HOST:PORT   the collector's OTLP/gRPC endpoint, TLS with the system's roots unless:
+  --otlp-insecure    plaintext (loopback, trusted networks)
+  --otlp-ca FILE     trust the CA in FILE (PEM)
+  --otlp-header K=V  sent with every push, e.g. an auth token (repeatable)
+  --service-name S   service.name of the profiles (default: the executable's name)
+  -o FILE         also write everything profiled as one pprof profile when the agent stops
+  --symbol-mib N  hold at most N MiB of symbol and unwind tables (default 256); the least recently
+                  used binaries' are dropped and read again when needed
+  --flush-timeout D  on SIGTERM, keep pushing what is queued for at most D (default 10s)
 `
 
 // exitError carries an exit code; its message is printed as one line.
@@ -89,6 +105,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdView(args[1:], stderr)
 	case "record":
 		err = cmdRecord(args[1:], stderr)
+	case "agent":
+		err = cmdAgent(args[1:], stderr)
 	case "eval":
 		err = cmdEval(args[1:], stdout, stderr)
 	case "doctor":

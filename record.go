@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/cctop/cctop/engine"
 )
@@ -16,6 +17,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	fs.Var(&dur, "d", "stop after `DURATION`")
 	out := fs.String("o", "cctop.pb.gz", "output `FILE`")
 	format := fs.String("format", "pprof", "output format: pprof or folded")
+	of := addOTLPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -29,6 +31,10 @@ func cmdRecord(args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg, plan, err := tf.resolve(fs)
+	if err != nil {
+		return err
+	}
+	fl, err := of.open(func(format string, args ...any) { fmt.Fprintf(stderr, "cctop: "+format+"\n", args...) })
 	if err != nil {
 		return err
 	}
@@ -46,6 +52,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	cfg.Stdin = os.Stdin
 	rec, err := engine.Record(ctx, cfg, plan, stderr)
 	if err != nil {
+		fl.close(context.Background())
 		return err
 	}
 	defer rec.Close(stderr)
@@ -54,5 +61,15 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	}
 	rec.Summary(stderr)
 	fmt.Fprintf(stderr, "cctop: wrote %s\n", *out)
-	return nil
+	if fl == nil {
+		return nil
+	}
+	// The file is written first: a collector that is away loses the
+	// push, not the profile.
+	fl.push(rec.Window())
+	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = fl.close(fctx)
+	fmt.Fprintf(stderr, "cctop: %s\n", fl.status())
+	return err
 }

@@ -28,6 +28,24 @@ type Meta struct {
 	// is the column pprof shows first ("": the trigger's, SampleType).
 	OffCPU, Wall bool
 	DefaultType  string
+	// Modules says what is known of the binaries the frames name (their
+	// Func.Module), by path: a backend symbolizes with it what cctop
+	// could not. Missing entries are unknown, not errors.
+	Modules map[string]Module
+}
+
+// Module is what a profile says of one binary besides its path.
+type Module struct {
+	// BuildID is the GNU build ID, in hex; "" when the binary has none.
+	BuildID string
+	// GoBuildID is the Go toolchain's build ID of a Go binary, as `go
+	// tool buildid` prints it; Go binaries have no GNU one by default.
+	GoBuildID string
+	// Start, Limit and Offset place the executable segment: a frame's
+	// module-relative address (an ELF virtual address) addr in
+	// [Start, Limit) is at file offset addr - Start + Offset. All zero
+	// when unknown.
+	Start, Limit, Offset uint64
 }
 
 // withDefaults fills what a file needs: a clock profile unless said otherwise.

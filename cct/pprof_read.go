@@ -73,7 +73,8 @@ func readBounded(r io.Reader) ([]byte, error) {
 
 // FromProfile builds a tree from a parsed pprof profile. Value columns are matched by name
 // (see importColumns); each location's lines become frames, all but the last inlined;
-// thread_id, thread_name and pid labels (or tid, thread_comm) fill Meta.Threads.
+// thread_id, thread_name and pid labels (or tid, thread_comm) fill Meta.Threads, and
+// mappings' build IDs Meta.Modules (the first one of a file wins).
 // Addresses become module-relative: Address - Mapping.Start + Mapping.Offset.
 func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 	if err := p.CheckValid(); err != nil {
@@ -109,6 +110,19 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 	}
 	if p.DefaultSampleType != meta.SampleType {
 		meta.DefaultType = p.DefaultSampleType
+	}
+	// Only the build ID: the mapping's range is the module-relative one of the addresses
+	// below, not the segment's placement that Module.Start/Limit/Offset say.
+	for _, m := range p.Mapping {
+		if m.BuildID == "" || m.File == "" {
+			continue
+		}
+		if meta.Modules == nil {
+			meta.Modules = make(map[string]Module)
+		}
+		if _, ok := meta.Modules[m.File]; !ok {
+			meta.Modules[m.File] = Module{BuildID: m.BuildID}
+		}
 	}
 
 	t := New()

@@ -40,6 +40,8 @@ func (t *Tree) WriteProfile(w io.Writer, m Meta) error {
 // Addresses are module-relative, so every mapping starts at 0 with offset 0: a reader
 // computing Address-Start+Offset gets the module-relative address back. Functions are
 // always present (HasFunctions), so pprof never tries to symbolize against these ranges.
+// A module's build ID (Meta.Modules) is its mapping's BuildID; its segment placement is
+// not written, since these mappings' ranges are module-relative.
 func (t *Tree) Profile(m Meta) *profile.Profile {
 	m = m.withDefaults()
 	cols := exportColumns(m)
@@ -61,6 +63,7 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 	b := &pprofBuilder{
 		t:        t,
 		p:        p,
+		modules:  m.Modules,
 		funcs:    make([]*profile.Function, len(t.funcs)),
 		mappings: make(map[string]*profile.Mapping),
 		locs:     make(map[string]*profile.Location),
@@ -113,6 +116,7 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 type pprofBuilder struct {
 	t        *Tree
 	p        *profile.Profile
+	modules  map[string]Module
 	funcs    []*profile.Function // by FuncID
 	mappings map[string]*profile.Mapping
 	locs     map[string]*profile.Location
@@ -186,6 +190,7 @@ func (b *pprofBuilder) mapping(module string) *profile.Mapping {
 	m := &profile.Mapping{
 		ID:           uint64(len(b.p.Mapping) + 1),
 		File:         module,
+		BuildID:      b.modules[module].BuildID,
 		HasFunctions: true,
 	}
 	b.p.Mapping = append(b.p.Mapping, m)

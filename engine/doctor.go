@@ -97,6 +97,7 @@ func Doctor() []Check {
 	cs = append(cs, Check{Name: "kernel frames", OK: kernErr == nil,
 		Detail: errDetail(kernErr, "kernel call chains included"),
 		Fix:    sampler.FixKernelFrames() + " (until then cctop samples user space only)"})
+	cs = append(cs, systemWideCheck())
 	if userErr == nil {
 		cs = append(cs, attachCheck(), ringCheck())
 	}
@@ -124,6 +125,18 @@ func Doctor() []Check {
 	cs = append(cs, unwindCheck())
 	cs = append(cs, kallsymsCheck())
 	return cs
+}
+
+// systemWideCheck says whether `agent --all` may sample every process on
+// the host: CPU-wide events, which need perf_event_paranoid <= 0 or
+// CAP_PERFMON.
+func systemWideCheck() Check {
+	ok, why := sampler.SystemWideAllowed()
+	c := Check{Name: "system-wide (--all)", OK: ok, Detail: why}
+	if !ok {
+		c.Fix = sampler.FixSystemWide()
+	}
+	return c
 }
 
 // offCPUCheck says how --mode offcpu and wall take the stacks of threads

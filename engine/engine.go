@@ -31,6 +31,11 @@ type Options struct {
 	// ModeOffCPU (time off it, from context switches) or ModeWall (both);
 	// "" is ModeCPU.
 	Mode string
+	// SymbolBudget bounds the bytes of symbol tables, debug information
+	// and unwind tables held for the target's binaries; past it the least
+	// recently used are dropped and read again when needed (0: no bound).
+	// An agent on a host with many processes needs one.
+	SymbolBudget int64
 }
 
 // Triggers (Options.Trigger).
@@ -51,6 +56,8 @@ const (
 type limits struct {
 	nodes int // calling contexts in the tree; the cold ones fold into [other]
 	log   int // samples in the log the call estimates are re-weighted from; the newest stay
+	// symbols bounds the symbol tables' bytes (symbol.Resolver.SetBudget).
+	symbols int64
 }
 
 // The default bounds: a context takes about 220 bytes (go test -bench
@@ -91,7 +98,7 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 		return nil, err
 	}
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
-	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog}
+	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog, symbols: o.SymbolBudget}
 	planBranchStack(cfg)
 	return plan, err
 }
@@ -157,6 +164,12 @@ func (r *Recording) Tree() *cct.Tree { return r.b.tree }
 // ("pprof" or "folded").
 func (r *Recording) WriteProfile(path, format string) error {
 	return writeProfile(path, format, r.b.tree, profileMeta(r.cfg, r))
+}
+
+// WriteTreeProfile writes a tree as a pprof profile to path, atomically:
+// windows merged by a front end (cctop agent -o).
+func WriteTreeProfile(path string, t *cct.Tree, m cct.Meta) error {
+	return writeProfile(path, "pprof", t, m)
 }
 
 // Summary writes the record summary: samples, losses, counting, stacks,

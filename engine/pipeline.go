@@ -68,6 +68,14 @@ type builder struct {
 	// periods are ns, so that on-CPU time adds to it as wall time.
 	off   *offCPU
 	clock bool
+	// procsUnread counts the processes of a system-wide session whose
+	// mappings could not be read from /proc when first seen: gone
+	// already, or refused.
+	procsUnread uint64
+	// pids is the process of each thread sampled, in a system-wide
+	// session, where a profile is cut by process: the session forgets a
+	// thread at its exit, its samples in the tree stay (nil otherwise).
+	pids map[uint32]uint32
 }
 
 type entryKey struct {
@@ -108,6 +116,12 @@ func (b *builder) handle(batch *sampler.Batch) {
 			}
 			if b.off != nil {
 				b.forkedThread(r)
+			}
+		case sampler.KindNewProcess:
+			// First seen by a system-wide session: the kernel
+			// reported its mappings before, if ever.
+			if b.res.LoadProc(int(r.PID)) != nil {
+				b.procsUnread++
 			}
 		case sampler.KindGone:
 			b.res.Exit(int(r.PID))
@@ -173,6 +187,11 @@ func (b *builder) sample(r *sampler.Record) {
 		m.Wall = m.Time
 	}
 	node := b.tree.Add(b.stack, r.TID, m)
+	if b.pids != nil {
+		if _, ok := b.pids[r.TID]; !ok {
+			b.pids[r.TID] = r.PID
+		}
+	}
 	if b.off != nil {
 		b.off.onCPU(r.TID, node)
 	}

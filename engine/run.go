@@ -67,7 +67,11 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 		return nil, nil, err
 	}
 	res := symbol.NewResolver()
-	if err := res.LoadProc(sess.PID()); sampler.IsPermission(err) {
+	res.SetBudget(plan.limits.symbols)
+	if cfg.AllProcesses {
+		// Each process's mappings are read when it is first sampled
+		// (sampler.KindNewProcess).
+	} else if err := res.LoadProc(sess.PID()); sampler.IsPermission(err) {
 		fmt.Fprintf(stderr, "cctop: %s\n", sampler.MapsDenied(sess.PID()))
 	} else if err != nil {
 		fmt.Fprintf(stderr, "cctop: reading mappings of %d: %v\n", sess.PID(), err)
@@ -98,6 +102,9 @@ func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) 
 			b.weights.offNS = map[uint32]uint64{}
 		}
 	}
+	if sess.Config().AllProcesses {
+		b.pids = map[uint32]uint32{}
+	}
 	return b
 }
 
@@ -121,6 +128,7 @@ type Recording struct {
 	elapsed time.Duration
 	notes   []string
 	flow    *flowStats // what control-flow correction could use; nil: not applied
+	procs   *processBook
 }
 
 // recordTarget samples cfg's target until it exits or ctx ends, and builds
@@ -132,7 +140,10 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{cfg: cfg, sess: sess, b: b, start: start, plan: plan}
+	rec := &Recording{cfg: cfg, sess: sess, b: b, start: start, plan: plan, procs: newProcessBook()}
+	if !cfg.AllProcesses {
+		rec.procs.see(uint32(sess.PID())) // while it runs: a launched target may be gone at the end
+	}
 	arm := newArmer(plan, sess)
 	rec.arm = arm
 	for {
@@ -170,6 +181,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		Threads: threadNames(rec.sess),
 		Calls:   plan.hasCalls(),
 		Flow:    rec.flow != nil,
+		Modules: moduleInfo(rec.b),
 	}
 	if rec.b.off != nil {
 		// The columns stay with a profile that recorded switches, in any

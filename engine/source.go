@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/correct"
+	"github.com/cctop/cctop/otlp"
 	"github.com/cctop/cctop/tui"
 )
 
@@ -23,7 +26,28 @@ func readTree(path string) (*cct.Tree, cct.Meta, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: is a directory", path)
 	}
-	t, m, err := cct.ReadProfile(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
+	}
+	if otlp.Sniff(data) {
+		// OTLP profiles, as a collector's file exporter writes them:
+		// every window and process in the file, merged.
+		ps, err := otlp.Read(data)
+		if err != nil {
+			return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
+		}
+		procs, err := otlp.Trees(ps)
+		if err != nil {
+			return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
+		}
+		if len(procs) == 0 {
+			return nil, cct.Meta{}, fmt.Errorf("%s: no profiles in this OTLP file", path)
+		}
+		t, m := otlp.Merge(procs)
+		return t, m, nil
+	}
+	t, m, err := cct.ReadProfile(bytes.NewReader(data))
 	if err != nil {
 		return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
 	}

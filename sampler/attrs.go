@@ -92,9 +92,16 @@ func (s *Session) buildAttrs() error {
 		}
 		// Probe events in tracefs are inherited like any event, so a
 		// probe-led group follows the target's threads itself; only
-		// uprobe PMU leaders need to watch every task.
-		ga.allTasks = g.AllTasks && gi > 0 && !s.probes.usable()
-		if !s.cfg.Follow && !ga.allTasks {
+		// uprobe PMU leaders need to watch every task. System-wide,
+		// every group watches every task, on each CPU: nothing to
+		// inherit. The idle task is no process: a clock would sample
+		// every idle CPU at the full rate. Software events only: arm64's
+		// PMU refuses exclude_idle, and its cycles stop in idle anyway.
+		ga.allTasks = g.AllTasks && gi > 0 && !s.probes.usable() && !s.cfg.AllProcesses
+		switch {
+		case s.cfg.AllProcesses && a.Type == unix.PERF_TYPE_SOFTWARE:
+			a.Bits |= unix.PerfBitExcludeIdle
+		case !s.cfg.AllProcesses && !s.cfg.Follow && !ga.allTasks:
 			a.Bits |= unix.PerfBitInherit
 		}
 		if s.excludeK {
@@ -264,6 +271,9 @@ func (s *Session) followForUprobes() {
 			s.probes.told = true
 			s.note("uprobes go through the uprobe PMU, whose events close slowly and cannot follow new threads: " + s.probes.why)
 		}
+	}
+	if s.cfg.AllProcesses {
+		return // events per CPU for every task: no thread to follow
 	}
 	if s.cfg.Follow {
 		if s.followAuto && !s.perThreadUprobes() {

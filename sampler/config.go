@@ -11,9 +11,23 @@ var ErrNoProcess = errors.New("no such process")
 
 // Config says what to sample and how.
 type Config struct {
-	// Exactly one of PID (attach) and Argv (launch) is set.
+	// Exactly one of PID (attach), Argv (launch) and AllProcesses is set.
 	PID  int
 	Argv []string
+	// AllProcesses samples every process on the host: each group's
+	// events are opened once per CPU for every task (pid -1), so that the
+	// events number groups x events x CPUs whatever the threads and
+	// processes. It needs kernel.perf_event_paranoid <= 0, or CAP_PERFMON
+	// or root (SystemWideAllowed). A process is tracked from its first
+	// sample (KindNewProcess) or its creation by a tracked one, and
+	// forgotten when it ends (KindGone); the idle task is not sampled.
+	// The session runs until the caller's context ends or Close. OffCPU
+	// is refused with it (see systemwide.go).
+	AllProcesses bool
+	// IncludeSelf keeps cctop's own process in an AllProcesses session,
+	// which otherwise leaves it out: the profiler sampling itself is
+	// noise.
+	IncludeSelf bool
 	// For a launched command.
 	Dir            string
 	Env            []string
@@ -139,7 +153,7 @@ type TargetState struct {
 	Stopped    bool          // stopped now (SIGSTOP, SIGTSTP, a debugger)
 	Stops      int           // times it was seen stopped
 	StoppedFor time.Duration // time spent stopped, the current stop included
-	Processes  uint64        // child processes it started, sampled with it
+	Processes  uint64        // child processes it started, sampled with it (AllProcesses: processes tracked)
 	Execs      uint64        // programs its processes executed
 	Exec       string        // the command name after the last exec
 	Missed     uint64        // threads gone before cctop could open events on them

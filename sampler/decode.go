@@ -96,6 +96,12 @@ const (
 	// (PERF_RECORD_SWITCH, or SWITCH_CPU_WIDE): out of the CPU when
 	// SwitchOut, back on it otherwise.
 	KindSwitch
+	// KindNewProcess is made up by cctop in an AllProcesses session:
+	// process PID, which may have been running since before the session
+	// began (the kernel reports no mappings of those), is tracked from
+	// now on; what is kept of it is to be read from /proc. It comes
+	// first in its batch (Time 0), before any record of the process.
+	KindNewProcess
 )
 
 func (k Kind) String() string {
@@ -120,6 +126,8 @@ func (k Kind) String() string {
 		return "gone"
 	case KindSwitch:
 		return "switch"
+	case KindNewProcess:
+		return "new process"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

@@ -4,7 +4,10 @@
 // one with the events already enabled). With Config.OffCPU it also records
 // the target's context switches and its threads' stacks off the CPU, from
 // context-switch samples or, where the kernel drops those, from a goroutine
-// that reads blocked threads' stacks through /proc (waitprobe.go). It emits
+// that reads blocked threads' stacks through /proc (waitprobe.go). With
+// Config.AllProcesses it samples every process on the host instead, each
+// group opened once per CPU for every task, tracking a process from its
+// first sample (KindNewProcess) to its end (systemwide.go). It emits
 // batches of decoded records; it knows nothing about symbols or trees.
 //
 // ring.go is the only file that touches mmap. unsafe is used only at the

@@ -23,6 +23,14 @@ type fakeCPUs struct {
 	mu       sync.Mutex
 	opened   map[uint32]int // by attr type
 	software map[uint64]int // software events by config
+	calls    []perfCall     // every event opened, as asked for
+}
+
+// perfCall is one perf_event_open that succeeded: the attr, the task and
+// the (fake) CPU asked for, and the group leader's descriptor (-1: a leader).
+type perfCall struct {
+	attr            unix.PerfEventAttr
+	pid, cpu, group int
 }
 
 func newFakeCPUs(t testing.TB, ncpu int) (*fakeCPUs, boundary) {
@@ -38,12 +46,14 @@ func newFakeCPUs(t testing.TB, ncpu int) (*fakeCPUs, boundary) {
 	return f, boundary{
 		cpus: func() ([]int, error) { return cpus, nil },
 		perfOpen: func(a *unix.PerfEventAttr, pid, cpu, group, flags int) (int, error) {
+			call := perfCall{attr: *a, pid: pid, cpu: cpu, group: group}
 			if cpu >= 0 {
 				cpu = real[cpu%len(real)]
 			}
 			fd, err := unix.PerfEventOpen(a, pid, cpu, group, flags)
 			if err == nil {
 				f.mu.Lock()
+				f.calls = append(f.calls, call)
 				f.opened[a.Type]++
 				if a.Type == unix.PERF_TYPE_SOFTWARE {
 					f.software[a.Config]++

@@ -49,6 +49,8 @@ import (
 //     RLIMIT_MEMLOCK; CAP_IPC_LOCK, or perf_event_paranoid -1, lifts both.
 //   - /proc/kallsyms: addresses show with kptr_restrict 0 and
 //     perf_event_paranoid <= 1, or with CAP_SYSLOG and kptr_restrict <= 1.
+//   - CPU-wide events (pid -1, Config.AllProcesses): perf_event_paranoid
+//     <= 0, or CAP_PERFMON (or CAP_SYS_ADMIN).
 
 // IsPermission reports whether err is a refusal (EACCES or EPERM).
 func IsPermission(err error) bool {
@@ -248,18 +250,67 @@ func MlockAllowance() string {
 
 // MayLockMemory reports whether cctop may lock more memory for its rings
 // than kernel.perf_event_mlock_kb allows a user: it has CAP_IPC_LOCK.
-func MayLockMemory() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
+func MayLockMemory() bool { return effectiveCaps()&(1<<unix.CAP_IPC_LOCK) != 0 }
+
+// effectiveCaps is this process's effective capability set, from
+// /proc/self/status (CapEff); none when unreadable.
+func effectiveCaps() uint64 {
+	caps, _ := strconv.ParseUint(statusField("self", "CapEff"), 16, 64)
+	return caps
+}
+
+// SystemWideAllowed says whether this process may open CPU-wide events
+// (pid -1), which Config.AllProcesses needs, and why, from
+// kernel.perf_event_paranoid and the effective capabilities as
+// perf_event_open checks them. A seccomp filter or a security module may
+// refuse them all the same.
+func SystemWideAllowed() (bool, string) { return systemWide(paranoidLevel(), effectiveCaps()) }
+
+// systemWideCapable is SystemWideAllowed's answer alone.
+func systemWideCapable() bool {
+	ok, _ := SystemWideAllowed()
+	return ok
+}
+
+// systemWide is SystemWideAllowed for a paranoid level and an effective
+// capability set.
+func systemWide(level int, caps uint64) (bool, string) {
+	has := func(c int) bool { return caps&(1<<c) != 0 }
+	switch {
+	case has(unix.CAP_PERFMON):
+		return true, fmt.Sprintf("CAP_PERFMON allows CPU-wide events at any kernel.perf_event_paranoid (%d here)", level)
+	case has(unix.CAP_SYS_ADMIN):
+		return true, fmt.Sprintf("CAP_SYS_ADMIN allows CPU-wide events at any kernel.perf_event_paranoid (%d here)", level)
+	case level <= 0:
+		return true, fmt.Sprintf("kernel.perf_event_paranoid=%d allows every user CPU-wide events", level)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
-			caps, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return caps&(1<<unix.CAP_IPC_LOCK) != 0
-		}
+	return false, fmt.Sprintf("kernel.perf_event_paranoid is %d, needs <= 0, or CAP_PERFMON or root", level)
+}
+
+// FixSystemWide is the fix when CPU-wide events are refused.
+func FixSystemWide() string {
+	return fmt.Sprintf("`sysctl kernel.perf_event_paranoid=0`, or run as root, or grant CAP_PERFMON (%s)", Setcap("cap_perfmon"))
+}
+
+// systemWideDenied: the kernel refused CPU-wide events.
+func systemWideDenied(err error) error {
+	what, fix := systemWideRefusal(paranoidLevel(), effectiveCaps(), seccompFiltered())
+	return &PermissionError{What: what, Fix: fix, Err: err}
+}
+
+// systemWideRefusal says who refused CPU-wide events, for a paranoid level,
+// an effective capability set and a seccomp filter or none, and the fix.
+func systemWideRefusal(level int, caps uint64, seccomp bool) (what, fix string) {
+	ok, why := systemWide(level, caps)
+	switch {
+	case !ok:
+		return "system-wide sampling refused: " + why, FixSystemWide()
+	case seccomp:
+		_, fix := perfRefusal(level, true)
+		return "system-wide sampling refused by a seccomp filter", fix
 	}
-	return false
+	return "system-wide sampling refused although " + why + ": a security module (SELinux, AppArmor)?",
+		"run as root outside the module's confinement"
 }
 
 // ringDenied: even the smallest ring is over the allowance.

@@ -98,6 +98,9 @@ func (s *Session) reopen() error {
 		return err
 	}
 	s.generation++
+	if s.cfg.AllProcesses {
+		return s.openSystemWide()
+	}
 	return s.openAllThreads()
 }
 

@@ -56,7 +56,11 @@ func (s *Session) Next(ctx context.Context) (*Batch, error) {
 			s.tellFiles(err)
 		}
 	}
-	s.watch()
+	if s.cfg.AllProcesses {
+		s.scanHost()
+	} else {
+		s.watch()
+	}
 	if s.exited.Load() {
 		s.endStop()
 		s.reap()
@@ -151,6 +155,7 @@ func (s *Session) startBatch() *Batch {
 // endBatch orders the batch and keeps the thread table by it; one drain is
 // over.
 func (s *Session) endBatch(b *Batch) *Batch {
+	s.takeFirstSeen(b)
 	s.takeProbes(b)
 	s.forgetRetired()
 	if len(b.Records) > 0 {

@@ -51,7 +51,11 @@ type EventRef struct{ Group, Member int }
 func (*Counter) Read() (uint64, error) { return 0, errNotLinux }
 func (*Counter) Close() error          { return nil }
 
-func FixPerfEvent() string        { return errNotLinux.Error() }
+func FixPerfEvent() string  { return errNotLinux.Error() }
+func FixSystemWide() string { return errNotLinux.Error() }
+func SystemWideAllowed() (bool, string) {
+	return false, errNotLinux.Error()
+}
 func UprobesPermitted() error     { return errNotLinux }
 func DeleteProbes([]string) error { return errNotLinux }
 

@@ -20,7 +20,8 @@ import (
 )
 
 // Session is an open event set on a target: per-CPU rings, one event group
-// per (thread, CPU), and the target's lifecycle.
+// per (thread, CPU), or per CPU for every task (AllProcesses), and the
+// target's lifecycle.
 type Session struct {
 	cfg        Config
 	cpus       []int
@@ -49,6 +50,11 @@ type Session struct {
 	closed     bool
 	notes      []string
 	excludeK   bool
+	// AllProcesses: records made up for the processes first seen in the
+	// drain under way, which go ahead of its records (systemwide.go),
+	// and cctop's own PID, whose records are dropped (0: kept).
+	firstSeen []Record
+	self      int
 	// followAuto: Follow was set because of per-thread uprobes, and goes
 	// when they do; pollBefore is the poll interval it replaced.
 	followAuto bool
@@ -133,11 +139,16 @@ type Session struct {
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its
-// first instruction, or attaches to every thread of cfg.PID.
+// first instruction, attaches to every thread of cfg.PID, or, with
+// cfg.AllProcesses, samples every task on every CPU.
 func Open(cfg Config) (*Session, error) { return openWith(cfg, kernelBoundary()) }
 
 func openWith(cfg Config, k boundary) (*Session, error) {
-	if (cfg.PID > 0) == (len(cfg.Argv) > 0) {
+	if cfg.AllProcesses {
+		if err := cfg.systemWideErr(); err != nil {
+			return nil, err
+		}
+	} else if (cfg.PID > 0) == (len(cfg.Argv) > 0) {
 		return nil, errors.New("give either a PID to attach to or a command to launch")
 	}
 	if cfg.Leader.Name == "" {
@@ -164,6 +175,12 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 		early: map[int]bool{}, earlier: map[int]bool{},
 	}
 	s.excludeK = cfg.UserOnly
+	if cfg.AllProcesses {
+		s.threads.forgetExited = true
+		if !cfg.IncludeSelf {
+			s.self = os.Getpid()
+		}
+	}
 	s.startTicks = uptimeTicks()
 	s.followForUprobes()
 	s.poll.Store(int64(s.cfg.PollInterval))
@@ -177,9 +194,12 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 		s.epfd = -1
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	if len(cfg.Argv) > 0 {
+	switch {
+	case cfg.AllProcesses:
+		err = s.openSystemWide()
+	case len(cfg.Argv) > 0:
 		err = s.launch()
-	} else {
+	default:
 		err = s.attach()
 	}
 	if err != nil {
@@ -199,7 +219,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 // CPUs is how many CPUs are sampled: every thread has an event group on each.
 func (s *Session) CPUs() int { return len(s.cpus) }
 
-// PID is the target process.
+// PID is the target process, 0 in an AllProcesses session.
 func (s *Session) PID() int { return s.pid }
 
 // Notes are things the user should know about how sampling was set up

@@ -35,7 +35,8 @@ const watchEvery = 250 * time.Millisecond
 // (re-arming counters takes seconds on a loaded machine).
 func (s *Session) watchState() {
 	now := time.Now()
-	if now.Sub(s.lastCheck) < watchEvery || s.exited.Load() {
+	// No target process (AllProcesses): no run state to watch.
+	if now.Sub(s.lastCheck) < watchEvery || s.exited.Load() || s.pid == 0 {
 		return
 	}
 	s.lastCheck = now

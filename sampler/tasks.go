@@ -21,6 +21,9 @@ import (
 // whether the record is the target's.
 func (s *Session) account(r *Record) bool {
 	s.threads.now = max(s.threads.now, r.Time)
+	if s.cfg.AllProcesses && !s.hostRecord(r) {
+		return false
+	}
 	switch r.Kind {
 	case KindSample:
 		if !s.fromTarget(r) {

@@ -218,10 +218,13 @@ func (s *Session) openErr(err error, tid int) error {
 	}
 	switch errno {
 	case unix.EACCES, unix.EPERM:
+		uprobes := slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) && !Capable(unix.CAP_SYS_ADMIN)
 		switch {
+		case s.cfg.AllProcesses && (!uprobes || !systemWideCapable()):
+			return systemWideDenied(errno)
 		case s.cfg.PID > 0 && othersProcess(s.cfg.PID):
 			return AttachDenied(s.cfg.PID, errno)
-		case slices.ContainsFunc(s.cfg.groups(), Group.hasUprobe) && !Capable(unix.CAP_SYS_ADMIN):
+		case uprobes:
 			return UprobesDenied(errno)
 		}
 		return perfDenied(errno)

@@ -34,6 +34,11 @@ type threadTable struct {
 	// them, and when: their fork, read later from another CPU's ring,
 	// makes none.
 	exitFirst map[uint32]uint64
+	// forgetExited (AllProcesses): only live threads have rows, which go
+	// at their exit even with samples, so that the table keeps up with
+	// the host's threads and no more. A thread that ended within the
+	// batch that named or sampled it gets none.
+	forgetExited bool
 }
 
 // maxExitFirst bounds threadTable.exitFirst.
@@ -58,6 +63,11 @@ func (t *threadTable) entry(pid, tid uint32) *Thread {
 // starts, is named or sampled, and loses it when it exits without samples
 // to label.
 func (t *threadTable) add(r *Record) {
+	if t.forgetExited && t.byTID[r.TID] == nil {
+		if _, ok := t.alive[int(r.TID)]; !ok {
+			return
+		}
+	}
 	switch r.Kind {
 	case KindSample:
 		if r.OffCPU {
@@ -85,7 +95,7 @@ func (t *threadTable) add(r *Record) {
 		}
 	case KindExit:
 		th := t.byTID[r.TID]
-		if th != nil && th.Samples == 0 && th.OffCPU == 0 {
+		if th != nil && (t.forgetExited || th.Samples == 0 && th.OffCPU == 0) {
 			delete(t.byTID, r.TID)
 		}
 		if th == nil {
@@ -94,6 +104,16 @@ func (t *threadTable) add(r *Record) {
 				clear(t.exitFirst) // threads that were there before the target was attached
 			}
 			t.exitFirst[r.TID] = r.Time
+		}
+	}
+}
+
+// sweep drops the rows of threads not alive: with forgetExited, those of
+// threads ended without an EXIT record (reconcile).
+func (t *threadTable) sweep() {
+	for tid := range t.byTID {
+		if _, ok := t.alive[int(tid)]; !ok {
+			delete(t.byTID, tid)
 		}
 	}
 }

@@ -49,3 +49,18 @@ func BenchmarkLookupCached(b *testing.B) {
 		dst = r.Lookup(pid, pcs[i%len(pcs)], dst[:0])
 	}
 }
+
+// BenchmarkLookupCachedBudget is BenchmarkLookupCached under a budget
+// that holds the modules: the hit path of the agent.
+func BenchmarkLookupCachedBudget(b *testing.B) {
+	r, pid, pcs := cachedSetup(b)
+	r.SetBudget(256 << 20)
+	if s := r.MemStats(); s.Evictions != 0 {
+		b.Fatalf("modules evicted: %+v", s)
+	}
+	dst := make([]Frame, 0, 16)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		dst = r.Lookup(pid, pcs[i%len(pcs)], dst[:0])
+	}
+}

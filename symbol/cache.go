@@ -1,9 +1,11 @@
 package symbol
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/cctop/cctop/symbol/cfi"
 )
@@ -17,19 +19,40 @@ type fileKey struct {
 	inode        uint64
 }
 
-// moduleCache holds every module loaded so far. Modules are immutable after
-// loading except for their address cache, so processes share them freely.
+// moduleCache holds the modules loaded so far. Modules are immutable after
+// loading except for their caches, so processes share them freely. With a
+// budget, the least recently used are evicted (budget.go).
 type moduleCache struct {
 	byFile  map[fileKey]*module
 	byBuild map[string]*module // by GNU build id
+	byPath  map[string]*module // by the path it was loaded from, for ModuleInfo
 	vdso    map[uint64]*module // by image size: one kernel, one vdso per ABI
+
+	bytes  int64 // what the cached modules hold, estimated (mem.go)
+	budget int64 // bytes to stay under; math.MaxInt64 for no limit
+	// limit is the total that makes a call trim: the budget, or more
+	// after a trim that could not reach it (budget.go).
+	limit int64
+	// addrCap bounds each module's address and rule caches: an eighth of
+	// the budget, at most maxCachedAddrs entries.
+	addrCap int
+	// clock counts the calls that use modules; a module records the
+	// clock of the last call that used it.
+	clock uint64
+	epoch uint64 // for marking the modules live processes map (budget.go)
+
+	evictions, reloads uint64
 }
 
 func newModuleCache() moduleCache {
 	return moduleCache{
 		byFile:  make(map[fileKey]*module),
 		byBuild: make(map[string]*module),
+		byPath:  make(map[string]*module),
 		vdso:    make(map[uint64]*module),
+		budget:  math.MaxInt64,
+		limit:   math.MaxInt64,
+		addrCap: maxCachedAddrs,
 	}
 }
 
@@ -39,8 +62,11 @@ type module struct {
 	segs    []segment
 	sources []source
 	buildID []byte
-	unwind  *unwindInfo // nil for modules with nothing to read
-	code    *codeCache  // machine code read for the unwinder's checks (code.go)
+	// goBuildID is the Go toolchain's build ID (.note.go.buildid) of a
+	// Go binary, which has no GNU one unless linked with -B.
+	goBuildID string
+	unwind    *unwindInfo // nil for modules with nothing to read
+	code      *codeCache  // machine code read for the unwinder's checks (code.go)
 	// debugCFI is the .debug_frame of a separate debug file, read with
 	// its names, for loadUnwind.
 	debugCFI *cfi.Table
@@ -49,16 +75,27 @@ type module struct {
 	// for anonymous memory.
 	base     string
 	offNames map[uint64]string // names of file offsets outside every segment
+	offBytes int64             // what offNames holds, counted in acct
 
 	// cache memoizes answers per module-relative address, misses included:
 	// a profile hits the same pcs over and over, and a hit must cost one
 	// map lookup. Frames are stored without Module and Addr, which depend
 	// on the mapping and are filled in by Lookup.
-	cache map[uint64][]Frame
+	cache      map[uint64][]Frame
+	cacheBytes int64 // what cache holds, counted in acct
+
+	acct acct    // the bytes the module holds (mem.go)
+	key  fileKey // its key in byFile
+	used uint64  // the cache's clock when a call last used it
+	live uint64  // the cache's epoch when a live process was last seen mapping it
+	// dropped: evicted. Only its segments, build id and base name are
+	// left; a mapping that still points to it looks its file up again.
+	dropped bool
 }
 
 // maxCachedAddrs bounds a module's address cache; past it the cache starts
-// over rather than grow without limit in a long session.
+// over rather than grow without limit in a long session. A budget lowers
+// the bound (moduleCache.addrCap).
 const maxCachedAddrs = 1 << 20
 
 func newModule() *module {
@@ -69,11 +106,18 @@ func newModule() *module {
 func (mod *module) frames(addr uint64, name string, dst []Frame) []Frame {
 	fs, ok := mod.cache[addr]
 	if !ok {
-		fs = mod.resolve(addr)
-		if len(mod.cache) >= maxCachedAddrs {
-			clear(mod.cache)
+		var fresh int64
+		fs, fresh = mod.resolve(addr)
+		if len(mod.cache) >= mod.acct.maxAddrs() {
+			// A new map rather than clear: clear keeps the old one's
+			// slots, which the budget would go on paying for.
+			mod.acct.add(-mod.cacheBytes)
+			mod.cache, mod.cacheBytes = make(map[uint64][]Frame), 0
 		}
 		mod.cache[addr] = fs
+		n := addrEntry + framesBytes(fs, fresh)
+		mod.cacheBytes += n
+		mod.acct.add(n)
 	}
 	if len(fs) == 0 {
 		return append(dst, Frame{Module: name, Addr: addr})
@@ -88,20 +132,33 @@ func (mod *module) frames(addr uint64, name string, dst []Frame) []Frame {
 	return dst
 }
 
-func (mod *module) resolve(addr uint64) []Frame {
+// resolve asks the sources for addr. fresh is the bytes of the names made
+// for the answer alone (unnamed and demangled ones), which only the
+// address cache will hold.
+func (mod *module) resolve(addr uint64) (fs []Frame, fresh int64) {
 	for _, s := range mod.sources {
 		if fs, ok := s.frames(addr, nil); ok {
 			for i := range fs {
-				fs[i].Func = demangle(fs[i].Func)
+				d := demangle(fs[i].Func)
+				if unsafe.StringData(d) != unsafe.StringData(fs[i].Func) {
+					fresh += int64(len(d))
+				}
+				fs[i].Func = d
 			}
-			return fs
+			return fs, fresh
 		}
 	}
-	return mod.unnamed(addr)
+	fs = mod.unnamed(addr)
+	for i := range fs {
+		fresh += int64(len(fs[i].Func))
+	}
+	return fs, fresh
 }
 
 // moduleFor finds or loads the module behind a file mapping of pid.
-func (r *Resolver) moduleFor(pid int, m *Mapping) *module {
+// reload says the mapping held a module that was evicted since, for the
+// count of reloads.
+func (r *Resolver) moduleFor(pid int, m *Mapping, reload bool) *module {
 	if m.Path == vdsoPath {
 		return r.vdsoModule(pid, m)
 	}
@@ -126,13 +183,36 @@ func (r *Resolver) moduleFor(pid int, m *Mapping) *module {
 		// the offsets are right for the file that was mapped.
 		mod.base = ModuleBase(m.Path)
 	}
+	if reload {
+		c.reloads++
+	}
+	c.insert(key, mod)
+	// A load ends any wait for growth before the next trim (trim).
+	c.limit = min(c.limit, c.budget)
+	return mod
+}
+
+// insert puts a freshly loaded module in the cache's indexes and its
+// bytes in the total.
+func (c *moduleCache) insert(key fileKey, mod *module) {
+	mod.key = key
 	c.byFile[key] = mod
 	if len(mod.buildID) > 0 {
 		if _, ok := c.byBuild[string(mod.buildID)]; !ok {
 			c.byBuild[string(mod.buildID)] = mod
 		}
 	}
-	return mod
+	c.byPath[key.path] = mod
+	c.account(mod)
+}
+
+// account counts the module's own struct and indexes, then links its byte
+// count to the cache's total.
+func (c *moduleCache) account(mod *module) {
+	mod.acct.add(int64(unsafe.Sizeof(*mod)) + int64(cap(mod.segs))*sizeSegment +
+		int64(cap(mod.buildID)) + int64(len(mod.base)) + 3*keyEntry)
+	mod.acct.cache = c
+	c.bytes += mod.acct.n
 }
 
 // loadFile opens the file behind m as the target sees it and loads it. A

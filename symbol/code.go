@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Reading a module's machine code, for the checks the unwinder makes where
@@ -25,6 +26,7 @@ const maxCodeChunks = 2048
 // (nil past the end of the file), so a failure costs one read.
 type codeCache struct {
 	chunks map[uint64][]byte
+	bytes  int64 // what chunks holds, counted in the module's acct
 }
 
 // openMapped opens the file behind m as process pid sees it: a deleted
@@ -52,28 +54,32 @@ func (r *Resolver) readCode(pid int, m *mapping, addr uint64, buf []byte) bool {
 	if addr < m.Start || addr > m.Limit || m.Limit-addr < n {
 		return false
 	}
-	if !m.loaded {
-		m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
-	}
+	mod := r.attach(pid, m)
 	// An empty module (no segments) is a file that could not be read or
 	// is not what was mapped; the vdso is an image, not a file.
-	if m.mod == nil || len(m.mod.segs) == 0 || m.Path == vdsoPath || !strings.HasPrefix(m.Path, "/") {
+	if mod == nil || len(mod.segs) == 0 || m.Path == vdsoPath || !strings.HasPrefix(m.Path, "/") {
 		return false
 	}
-	mod := m.mod
 	if mod.code == nil {
 		mod.code = &codeCache{chunks: make(map[uint64][]byte)}
+		mod.acct.add(int64(unsafe.Sizeof(*mod.code)))
 	}
+	cc := mod.code
 	off := addr - m.Start + m.Offset
 	for done := uint64(0); done < n; {
 		k := (off + done) / codeChunk
-		c, ok := mod.code.chunks[k]
+		c, ok := cc.chunks[k]
 		if !ok {
 			c = readChunk(pid, &m.Mapping, k*codeChunk)
-			if len(mod.code.chunks) >= maxCodeChunks {
-				clear(mod.code.chunks)
+			if len(cc.chunks) >= maxCodeChunks {
+				// A new map, not clear: see module.frames.
+				mod.acct.add(-cc.bytes)
+				cc.chunks, cc.bytes = make(map[uint64][]byte), 0
 			}
-			mod.code.chunks[k] = c
+			cc.chunks[k] = c
+			b := codeEntry + int64(cap(c))
+			cc.bytes += b
+			mod.acct.add(b)
 		}
 		in := (off + done) % codeChunk
 		if in >= uint64(len(c)) {

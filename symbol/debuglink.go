@@ -186,3 +186,25 @@ func findBuildIDNote(data []byte, align uint64, order binary.ByteOrder) []byte {
 	}
 	return nil
 }
+
+// goNoteType is the type of the note that holds a Go binary's build ID,
+// owned by "Go" (cmd/link's ELF_NOTE_GOBUILDID_TAG).
+const goNoteType = 4
+
+// goBuildID returns the build ID the Go linker writes into
+// .note.go.buildid, "" when f has none.
+func goBuildID(f *elf.File) string {
+	s := f.Section(".note.go.buildid")
+	if s == nil || s.Size > 4096 {
+		return ""
+	}
+	data, err := s.Data()
+	if err != nil || len(data) < 16 {
+		return ""
+	}
+	namesz, descsz, typ := f.ByteOrder.Uint32(data), f.ByteOrder.Uint32(data[4:]), f.ByteOrder.Uint32(data[8:])
+	if namesz != 4 || typ != goNoteType || string(data[12:15]) != "Go\x00" || uint64(descsz) > uint64(len(data)-16) {
+		return ""
+	}
+	return string(data[16 : 16+descsz])
+}

@@ -14,11 +14,22 @@
 // stripped binary come from its separate debug file, found by build id or
 // .gnu_debuglink.
 //
-// Modules are loaded lazily, once, and shared by every process that maps
-// them; each module memoizes its answers per address, because a profiler
-// sees the same few thousand pcs millions of times. DWARF is lazier still:
-// a compilation unit's functions and line table are decoded on the first
+// Modules are loaded lazily and shared by every process that maps them;
+// each module memoizes its answers per address, because a profiler sees
+// the same few thousand pcs millions of times. DWARF is lazier still: a
+// compilation unit's functions and line table are decoded on the first
 // lookup that lands in it.
+//
+// What the modules hold is estimated as each part is loaded (mem.go says
+// what is counted). By default every module stays loaded for the
+// resolver's life, as a top or record session wants; an always-on agent
+// sets a byte budget (SetBudget), and the least recently used modules,
+// those no live process maps first, are then evicted and reloaded
+// transparently when a mapping needs them again (budget.go). MemStats
+// reports the modules, their bytes, evictions, reloads and processes;
+// what is tied to one process (its mappings, its JIT perf map) goes with
+// its Exit. ModuleInfo gives a module's build id and executable segment,
+// for exporters that describe mappings.
 //
 // PLT stubs are named "memcpy@plt" as perf names them (plt.go), and any
 // other address of a mapped file that nothing names "[module+0xOFFSET]",

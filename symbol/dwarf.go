@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"unsafe"
 )
 
 // dwarfSource names addresses from DWARF: for each address, the chain of
@@ -43,6 +44,9 @@ type dwarfSource struct {
 
 	line  []byte // .debug_line, to vet line table headers (dwarf_lines.go)
 	order binary.ByteOrder
+
+	held int64 // what debug/dwarf holds: sections, parsed abbreviations (mem.go)
+	acct *acct // the module's: units parsed and names resolved add to it
 }
 
 // dwarfUnit is one compilation unit: where its DIE is, and its tables once
@@ -91,6 +95,7 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 	}
 	secs := make(map[string][]byte, len(dwarfSectionNames))
 	var total uint64
+	var held int64
 	for _, name := range dwarfSectionNames {
 		data, ok := dwarfSection(f, name, size, maxDWARFBytes-total)
 		if !ok {
@@ -98,10 +103,14 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 		}
 		secs[name] = data
 		total += uint64(len(data))
+		if name != "aranges" { // read once, for the index
+			held += int64(cap(data))
+		}
 	}
 	if len(secs["info"]) == 0 || len(secs["abbrev"]) == 0 {
 		return nil
 	}
+	held += dwarfAbbrevFactor * int64(len(secs["abbrev"]))
 	// debug/dwarf is meant to return errors for malformed input, but it
 	// decodes with plenty of indexing driven by the data, and a corrupt
 	// file on the traced machine must not take the profiler down: every
@@ -120,7 +129,7 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 			d.AddSection(".debug_"+n, secs[n])
 		}
 	}
-	s = &dwarfSource{d: d, r: d.Reader(), names: make(map[dwarf.Offset]string), line: secs["line"], order: f.ByteOrder}
+	s = &dwarfSource{d: d, r: d.Reader(), names: make(map[dwarf.Offset]string), line: secs["line"], order: f.ByteOrder, held: held}
 	s.indexUnits(secs["info"], secs["aranges"], f.ByteOrder)
 	if len(s.index) == 0 {
 		return nil
@@ -193,8 +202,19 @@ func (s *dwarfSource) table(i int) *unitTable {
 			end = s.units[i+1].off
 		}
 		u.t = s.parseUnit(u.off, end)
+		if u.t != nil {
+			s.acct.add(u.t.bytes())
+		}
 	}
 	return u.t
+}
+
+// account counts what the source holds in a, and has the units it parses
+// and the names it resolves later counted there too.
+func (s *dwarfSource) account(a *acct) {
+	s.acct = a
+	a.add(int64(unsafe.Sizeof(*s)) + s.held + int64(cap(s.units))*(sizeDWARFUnit+dwarfUnitState) +
+		int64(cap(s.index))*sizeUnitRange)
 }
 
 // parseUnit parses the unit whose DIE is at off, the next one's at end;
@@ -253,6 +273,7 @@ func (s *dwarfSource) name(off dwarf.Offset) string {
 		name = plain
 	}
 	s.names[off] = name
+	s.acct.add(dieEntry + int64(len(name)))
 	return name
 }
 

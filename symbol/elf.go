@@ -27,6 +27,7 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	}
 	mod.segs = loadSegments(f.Progs)
 	mod.buildID = buildID(f)
+	mod.goBuildID = goBuildID(f)
 
 	symtab, _ := f.Symbols()
 	dynsym, _ := f.DynamicSymbols()
@@ -49,6 +50,7 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 		// Its .debug_frame, if any, is CFI the stripped file may lack.
 		if t, err := cfi.Load(dbg.File); err == nil && t.Len() > 0 {
 			mod.debugCFI = t
+			mod.acct.add(t.Bytes())
 		}
 		if len(symtab) == 0 {
 			dsyms, _ := dbg.Symbols()
@@ -67,9 +69,11 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	// symbol before .plt must not run over it.
 	if plt := newSymtab(pltCands(f, symtab, dynsym, size)); len(plt) > 0 {
 		mod.sources = append(mod.sources, pltSource{plt})
+		mod.acct.add(symtabBytes(plt))
 	}
 	if goTab != nil {
 		mod.sources = append(mod.sources, goTab)
+		goTab.account(&mod.acct)
 	}
 	var dw *dwarfSource
 	switch {
@@ -81,7 +85,10 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	if dw != nil {
 		dw.syms = st
 		mod.sources = append(mod.sources, dw)
+		dw.account(&mod.acct)
 	}
+	// The table is counted once, though DWARF shares it.
+	mod.acct.add(symtabBytes(st))
 	if len(st) > 0 {
 		mod.sources = append(mod.sources, st)
 	}

@@ -256,17 +256,15 @@ func (r *Resolver) funcAt(pid int, p *proc, addr uint64) (start, end uint64, ok 
 	if m == nil {
 		return 0, 0, false
 	}
-	if !m.loaded {
-		m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
-	}
-	if m.mod == nil {
+	mod := r.attach(pid, m)
+	if mod == nil {
 		return 0, 0, false
 	}
-	a, ok := offsetToVaddr(m.mod.segs, addr-m.Start+m.Offset)
+	a, ok := offsetToVaddr(mod.segs, addr-m.Start+m.Offset)
 	if !ok {
 		return 0, 0, false
 	}
-	s, e, ok := m.mod.funcRange(a)
+	s, e, ok := mod.funcRange(a)
 	if !ok {
 		return 0, 0, false
 	}

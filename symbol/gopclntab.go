@@ -39,6 +39,7 @@ type pclntab struct {
 	// them, and the module's address cache holds frames by the million.
 	// Like that cache, it is used only by the resolver's goroutine.
 	strings map[uint64]string
+	acct    *acct // the module's, which each interned string adds to
 }
 
 const (
@@ -273,6 +274,7 @@ func (t *pclntab) str(tab []byte, off uint32, key uint64) (string, bool) {
 	}
 	s := string(b[:n])
 	t.strings[key+uint64(off)] = s
+	t.acct.add(nameEntry + int64(n))
 	return s, true
 }
 

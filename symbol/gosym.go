@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"debug/gosym"
+	"unsafe"
 )
 
 // goTable names Go code from the pclntab, which every Go binary keeps for
@@ -13,6 +14,9 @@ import (
 type goTable struct {
 	tab *pclntab // Go 1.18+, decoded by us
 	old *gosym.Table
+	// held is what the table holds from the file and, for old tables,
+	// what debug/gosym decoded up front (mem.go).
+	held int64
 }
 
 // maxPclntab bounds how much we read for a pclntab; the largest real ones
@@ -30,7 +34,11 @@ func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) *goT
 	if isPclntab118(f.ByteOrder.Uint32(data)) {
 		gofunc := goFuncData(f, syms, data, pcln, uint64(data[7]), size)
 		if t := parsePclntab(data, text, gofunc); t != nil && t.nfunc > 0 {
-			return &goTable{tab: t}
+			held := int64(cap(data))
+			if !within(gofunc, data) {
+				held += int64(cap(gofunc))
+			}
+			return &goTable{tab: t, held: held}
 		}
 		return nil
 	}
@@ -55,7 +63,33 @@ func newOldGoTable(data []byte, text uint64) (g *goTable) {
 	if err != nil || len(t.Funcs) == 0 {
 		return nil
 	}
-	return &goTable{old: t}
+	held := int64(cap(data))
+	for i := range t.Funcs {
+		// The function, its symbol, and its name, which debug/gosym
+		// also keeps in a map of names.
+		held += int64(unsafe.Sizeof(t.Funcs[i])+unsafe.Sizeof(gosym.Sym{})) + 2*int64(len(t.Funcs[i].Name))
+	}
+	return &goTable{old: t, held: held}
+}
+
+// account counts the table in a and has the names it decodes later
+// counted there too.
+func (g *goTable) account(a *acct) {
+	a.add(int64(unsafe.Sizeof(*g)) + g.held)
+	if g.tab != nil {
+		g.tab.acct = a
+		a.add(int64(unsafe.Sizeof(*g.tab)))
+	}
+}
+
+// within reports whether b's bytes lie in in's backing array.
+func within(b, in []byte) bool {
+	if cap(b) == 0 || cap(in) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(in)))
+	return p >= lo && p-lo < uintptr(cap(in))
 }
 
 // frames appends the frames at addr: for Go 1.18+ binaries the functions

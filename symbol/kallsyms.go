@@ -21,6 +21,7 @@ var kallsymsPath = "/proc/kallsyms"
 type kallsyms struct {
 	addrs []uint64
 	names []string
+	size  int64 // estimated bytes held, for MemStats
 }
 
 // LookupKernel appends the frame for kernel address pc. The symbol table is
@@ -105,7 +106,9 @@ func parseKallsyms(rd io.Reader) *kallsyms {
 		}
 		k.addrs = append(k.addrs, s.addr)
 		k.names = append(k.names, s.name)
+		k.size += int64(len(s.name))
 	}
+	k.size += int64(cap(k.addrs))*8 + int64(cap(k.names))*sizeString
 	return k
 }
 

@@ -38,6 +38,9 @@ type Resolver struct {
 	procs map[int]*proc
 	mods  moduleCache
 	paths map[string]string // interned mapping paths: thousands of processes map the same libraries
+	// livePaths is how many paths the live processes mapped when paths
+	// was last rebuilt from them (reintern).
+	livePaths int
 
 	kernel *kallsyms // nil until the first LookupKernel
 }
@@ -147,9 +150,13 @@ func (r *Resolver) Exec(pid int) {
 }
 
 // Exit forgets pid, its perf map included. Loaded modules stay cached for
-// other processes.
+// other processes; under a budget, those no live process maps are the
+// first evicted (budget.go).
 func (r *Resolver) Exit(pid int) {
 	delete(r.procs, pid)
+	if len(r.paths) > 2*r.livePaths+1024 {
+		r.reintern()
+	}
 }
 
 // Processes is how many processes the resolver keeps mappings of.
@@ -193,21 +200,24 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc})
 		}
 	}
-	if !m.loaded {
-		m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
-	}
-	if m.mod == nil {
+	r.mods.clock++
+	mod := r.attach(pid, m)
+	if mod == nil {
 		// Anonymous executable memory that no perf map names, and pseudo
 		// mappings: no file to read, so the absolute pc is the only
 		// stable name.
 		return append(dst, Frame{Module: m.Path, Addr: pc})
 	}
 	off := pc - m.Start + m.Offset
-	addr, ok := offsetToVaddr(m.mod.segs, off)
-	if !ok {
-		return append(dst, m.mod.outside(off, m.Path))
+	if addr, ok := offsetToVaddr(mod.segs, off); ok {
+		dst = mod.frames(addr, m.Path, dst)
+	} else {
+		dst = append(dst, mod.outside(off, m.Path))
 	}
-	return m.mod.frames(addr, m.Path, dst)
+	if r.mods.overBudget() {
+		r.trim()
+	}
+	return dst
 }
 
 func (p *proc) find(pc uint64) *mapping {
@@ -267,4 +277,17 @@ func (r *Resolver) intern(s string) string {
 	}
 	r.paths[s] = s
 	return s
+}
+
+// reintern rebuilds the interned paths from the live processes' mappings:
+// the paths of processes that exited (a build tree's tools, per-run
+// temporary files) would otherwise stay interned forever.
+func (r *Resolver) reintern() {
+	r.paths = make(map[string]string, 2*r.livePaths)
+	for _, p := range r.procs {
+		for i := range p.maps {
+			p.maps[i].Path = r.intern(p.maps[i].Path)
+		}
+	}
+	r.livePaths = len(r.paths)
 }

@@ -64,11 +64,16 @@ func (mod *module) outside(off uint64, path string) Frame {
 	}
 	name, ok := mod.offNames[off]
 	if !ok {
-		if len(mod.offNames) >= maxCachedAddrs {
-			clear(mod.offNames)
+		if len(mod.offNames) >= mod.acct.maxAddrs() {
+			// A new map, not clear: see module.frames.
+			mod.acct.add(-mod.offBytes)
+			mod.offNames, mod.offBytes = make(map[uint64]string), 0
 		}
 		name = unnamedName(mod.base, off)
 		mod.offNames[off] = name
+		n := nameEntry + int64(len(name))
+		mod.offBytes += n
+		mod.acct.add(n)
 	}
 	f.Func, f.Unnamed = mod.rename(name, path), true
 	return f

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"strconv"
+	"unsafe"
 
 	"github.com/cctop/cctop/symbol/cfi"
 )
@@ -88,7 +89,9 @@ type unwindInfo struct {
 	debug *cfi.Table
 	go_   *goTable // nil for non-Go modules
 	// rules memoizes the CFI rule per module-relative pc, misses included.
-	rules map[uint64]cachedRule
+	rules      map[uint64]cachedRule
+	rulesBytes int64 // what rules holds, counted in acct
+	acct       *acct // the module's
 }
 
 type cachedRule struct {
@@ -100,17 +103,20 @@ type cachedRule struct {
 // separate from loadELF's names: a binary without symbols can still have
 // CFI, and this is all that unwinding needs.
 func loadUnwind(r io.ReaderAt, mod *module) {
-	u := &unwindInfo{rules: make(map[uint64]cachedRule)}
+	u := &unwindInfo{rules: make(map[uint64]cachedRule), acct: &mod.acct}
 	for _, s := range mod.sources {
 		if g, ok := s.(*goTable); ok {
 			u.go_ = g
 		}
 	}
+	mod.acct.add(int64(unsafe.Sizeof(*u)))
 	if f, err := elf.NewFile(r); err == nil {
 		if t, err := cfi.Load(f); err == nil && t.Len() > 0 {
 			u.cfi = t
+			mod.acct.add(t.Bytes())
 		}
 	}
+	// The debug file's table was counted when loadELF read it.
 	u.debug, mod.debugCFI = mod.debugCFI, nil
 	if u.cfi == nil {
 		u.cfi, u.debug = u.debug, nil
@@ -128,10 +134,14 @@ func (u *unwindInfo) rule(addr uint64) (cfi.Rule, bool) {
 		if !c.ok && u.debug != nil {
 			c.rule, c.ok = u.debug.Rule(addr)
 		}
-		if len(u.rules) >= maxCachedAddrs {
-			clear(u.rules)
+		if len(u.rules) >= u.acct.maxAddrs() {
+			// A new map, not clear: see module.frames.
+			u.acct.add(-u.rulesBytes)
+			u.rules, u.rulesBytes = make(map[uint64]cachedRule), 0
 		}
 		u.rules[addr] = c
+		u.rulesBytes += ruleEntry
+		u.acct.add(ruleEntry)
 	}
 	return c.rule, c.ok
 }
@@ -170,6 +180,15 @@ func (m *stackMem) read(addr uint64) (uint64, bool) {
 // At most limit pcs are appended (maxUnwindFrames when limit is 0 or
 // larger), ending with StopDepth.
 func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, limit int, dst []uint64) ([]uint64, UnwindStop) {
+	r.mods.clock++
+	dst, stop := r.unwindUser(pid, regs, valid, stack, limit, dst)
+	if r.mods.overBudget() {
+		r.trim()
+	}
+	return dst, stop
+}
+
+func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, limit int, dst []uint64) ([]uint64, UnwindStop) {
 	if limit <= 0 || limit > maxUnwindFrames {
 		limit = maxUnwindFrames
 	}
@@ -221,12 +240,9 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 	var u *unwindInfo
 	var addr uint64
 	if m != nil {
-		if !m.loaded {
-			m.mod, m.loaded = r.moduleFor(pid, &m.Mapping), true
-		}
-		if m.mod != nil && m.mod.unwind != nil {
-			if a, ok := offsetToVaddr(m.mod.segs, lookup-m.Start+m.Offset); ok {
-				u, addr = m.mod.unwind, a
+		if mod := r.attach(pid, m); mod != nil && mod.unwind != nil {
+			if a, ok := offsetToVaddr(mod.segs, lookup-m.Start+m.Offset); ok {
+				u, addr = mod.unwind, a
 			}
 		}
 	}

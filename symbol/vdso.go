@@ -29,7 +29,10 @@ func (r *Resolver) vdsoModule(pid int, m *Mapping) *module {
 	}
 	mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil)
 	loadUnwind(bytes.NewReader(img), mod)
+	// Never evicted: one or two small images per kernel, and a reload
+	// could no longer read a 32-bit process's image from the process.
 	r.mods.vdso[size] = mod
+	r.mods.account(mod)
 	return mod
 }
 

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // Table is the call frame information of one ELF module, indexed by pc. It
@@ -177,6 +178,14 @@ func (t *Table) index(si uint8, in input) {
 
 // Len reports how many FDEs the table indexes.
 func (t *Table) Len() int { return len(t.fdes) }
+
+// Bytes estimates the memory the table holds: the section bytes it keeps
+// and its index of CIEs and FDEs. It is what a module budget counts for
+// the table (symbol/mem.go).
+func (t *Table) Bytes() int64 {
+	return int64(unsafe.Sizeof(*t)) + int64(cap(t.buf)) +
+		int64(cap(t.cies))*int64(unsafe.Sizeof(cie{})) + int64(cap(t.fdes))*int64(unsafe.Sizeof(fde{}))
+}
 
 // maxOverlapScan bounds the walk back over FDEs that begin at or before a
 // pc but end before it, looking for an enclosing one. Real overlaps (FDEs

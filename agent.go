@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"time"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/engine"
+)
+
+// Always-on profiling runs at the rate continuous profilers use: 19 Hz
+// (not 20, to stay out of step with timers), a few samples a second per
+// busy thread, a cost a host does not notice.
+const agentHz = 19
+
+func cmdAgent(args []string, stderr io.Writer) error {
+	fs, tf := newTargetFlags("agent")
+	fs.BoolVar(&tf.all, "all", false, "profile every process on the host (needs root, CAP_PERFMON or perf_event_paranoid <= 0)")
+	window := durationFlag{10 * time.Second}
+	fs.Var(&window, "window", "cut and send a profile every `DURATION`")
+	var dur durationFlag
+	fs.Var(&dur, "d", "stop after `DURATION` (default: when the target exits, or SIGTERM/Ctrl-C)")
+	out := fs.String("o", "", "also write everything profiled to a pprof `FILE` when the agent stops")
+	flush := durationFlag{10 * time.Second}
+	fs.Var(&flush, "flush-timeout", "on SIGTERM, send what is queued for at most `DURATION`")
+	symMiB := fs.Int64("symbol-mib", 256, "hold at most `MIB` of symbol and unwind tables; the least recently used are dropped and read again when needed")
+	of := addOTLPFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *symMiB < 1 {
+		return usageError("--symbol-mib must be at least 1")
+	}
+	tf.opts.SymbolBudget = *symMiB << 20
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["F"] && !set["c"] {
+		tf.freq = agentHz
+	}
+	if !set["calls"] {
+		// Counting calls costs the target; the agent's default costs
+		// nothing beyond its samples.
+		tf.opts.Calls = "none"
+	}
+	if of.endpoint == "" && *out == "" {
+		return usageError("agent needs somewhere to send profiles: --otlp HOST:PORT (or -o FILE)")
+	}
+	if *out != "" {
+		if err := engine.CheckWritable(*out); err != nil {
+			return err
+		}
+	}
+	cfg, plan, err := tf.resolve(fs)
+	if err != nil {
+		return err
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "cctop agent: "+format+"\n", args...)
+	}
+	fl, err := of.open(logf)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
+	defer stop()
+	if dur.d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, dur.d)
+		defer cancel()
+	}
+	ws, err := engine.StartWindows(cfg, plan, window.d, stderr)
+	if err != nil {
+		fl.close(context.Background())
+		return err
+	}
+	logf("sampling %s, windows of %s%s", ws.Describe(), window.d, fl.where())
+	local := newLocalProfile()
+	n := 0
+	for {
+		win, err := ws.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			ws.Close(stderr)
+			fl.close(context.Background())
+			return err
+		}
+		n++
+		if err := fl.err(); err != nil {
+			ws.Close(stderr)
+			return err
+		}
+		fl.push(win)
+		if *out != "" {
+			local.add(win)
+		}
+		logf("window %d (%.1fs): %d processes, %d samples%s; symbols %.1f of %d MiB; %s", n, win.Duration.Seconds(), len(win.Processes), win.Samples,
+			lostNote(win.Lost), float64(win.Symbols.Bytes)/(1<<20), win.Symbols.Budget>>20, fl.status())
+	}
+	ws.Close(stderr)
+	// The last windows go out within the flush deadline; the local
+	// profile is written whatever became of them.
+	fctx, cancel := context.WithTimeout(context.Background(), flush.d)
+	defer cancel()
+	ferr := fl.close(fctx)
+	logf("stopped after %d windows; %s", n, fl.status())
+	if *out != "" {
+		if err := local.write(*out); err != nil {
+			return err
+		}
+		logf("wrote %s", *out)
+	}
+	return ferr
+}
+
+func lostNote(lost uint64) string {
+	if lost == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d records lost so far)", lost)
+}
+
+// localProfile is every window of a run merged, for -o.
+type localProfile struct {
+	tree *cct.Tree
+	meta cct.Meta
+	have bool
+}
+
+func newLocalProfile() *localProfile { return &localProfile{tree: cct.New()} }
+
+func (lp *localProfile) add(win *engine.Window) {
+	for _, p := range win.Processes {
+		lp.tree.Merge(p.Tree)
+		if !lp.have {
+			lp.meta, lp.have = p.Meta, true
+			lp.meta.Threads = map[uint32]cct.Thread{}
+			lp.meta.Modules = map[string]cct.Module{}
+			lp.meta.DurationNanos = 0
+		}
+		for tid, th := range p.Meta.Threads {
+			lp.meta.Threads[tid] = th
+		}
+		for path, m := range p.Meta.Modules {
+			lp.meta.Modules[path] = m
+		}
+	}
+	lp.meta.DurationNanos += win.Duration.Nanoseconds()
+}
+
+func (lp *localProfile) write(path string) error {
+	return engine.WriteTreeProfile(path, lp.tree, lp.meta)
+}

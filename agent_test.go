@@ -1,0 +1,281 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pprofile"
+
+	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/internal/testutil"
+	"github.com/cctop/cctop/otlp"
+)
+
+// received reads what the collector wrote, as `cctop view` reads such a
+// file: every record, merged into one set of profiles.
+func received(t *testing.T, c *testutil.Collector) (pprofile.Profiles, int) {
+	t.Helper()
+	n := len(c.Records())
+	if n == 0 {
+		return pprofile.NewProfiles(), 0
+	}
+	ps, err := otlp.ReadFile(c.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps, n
+}
+
+// agentCounts are the delivery counts of the agent's last status line.
+type agentCounts struct{ windows, sent, retried, dropped, failed int }
+
+var agentLast = regexp.MustCompile(`stopped after (\d+) windows; otlp: sent (\d+), retried (\d+), dropped (\d+), failed (\d+)`)
+
+func lastCounts(t *testing.T, stderr string) agentCounts {
+	t.Helper()
+	m := agentLast.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no final status line:\n%s", stderr)
+	}
+	n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
+	return agentCounts{n(1), n(2), n(3), n(4), n(5)}
+}
+
+// TestAgentToCollector: the agent pushes windows of a built-in workload to
+// a real OpenTelemetry Collector. What the collector received, per sample
+// type, adds up to the local pprof profile the agent wrote in the same run,
+// and the workload's hot stack is there by name, in a mapping that names
+// its binary with a build ID.
+func TestAgentToCollector(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto"})
+	dir := t.TempDir()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-insecure", "--window", "1s",
+		"-F", "199", "-o", "local.pb.gz", "--service-name", "density-test",
+		"--", cctopBin, "workload", "density", "-rounds", "40")
+	if code != 0 {
+		t.Fatalf("agent exit %d:\n%s", code, stderr)
+	}
+	c := lastCounts(t, stderr)
+	ps, records := received(t, col)
+	t.Logf("%d windows, %d records received; %+v", c.windows, records, c)
+	if c.sent != c.windows || c.dropped+c.failed != 0 || records != c.windows {
+		t.Errorf("%d windows cut, %d sent, %d records received, %d dropped, %d failed", c.windows, c.sent, records, c.dropped, c.failed)
+	}
+	if c.windows < 2 {
+		t.Errorf("only %d windows of 1 s in the run", c.windows)
+	}
+
+	// Totals per sample type against the local profile.
+	local := testutil.ReadProfile(t, filepath.Join(dir, "local.pb.gz"))
+	sums := map[string]int64{}
+	dict := ps.Dictionary()
+	strs := dict.StringTable()
+	for _, rp := range ps.ResourceProfiles().All() {
+		attrs := rp.Resource().Attributes()
+		if v, ok := attrs.Get("service.name"); !ok || v.Str() != "density-test" {
+			t.Errorf("service.name %v", attrs.AsRaw())
+		}
+		for _, key := range []string{"host.name", "process.pid", "process.executable.name", "process.executable.path"} {
+			if _, ok := attrs.Get(key); !ok {
+				t.Errorf("resource lacks %s: %v", key, attrs.AsRaw())
+			}
+		}
+		for _, sp := range rp.ScopeProfiles().All() {
+			for _, p := range sp.Profiles().All() {
+				st := p.SampleType()
+				key := strs.At(int(st.TypeStrindex())) + "/" + strs.At(int(st.UnitStrindex()))
+				for _, s := range p.Samples().All() {
+					for _, v := range s.Values().All() {
+						sums[key] += v
+					}
+				}
+			}
+		}
+	}
+	for _, st := range local.SampleType {
+		key := st.Type + "/" + st.Unit
+		want := testutil.SumValue(t, local, st.Type)
+		if sums[key] != want {
+			t.Errorf("%s: the collector received %d, the local profile has %d", key, sums[key], want)
+		}
+	}
+	if len(sums) != len(local.SampleType) {
+		t.Errorf("sample types received %v, local %d", sums, len(local.SampleType))
+	}
+
+	// The hot stack, by name, with its binary's build ID.
+	procs, err := otlp.Trees(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, meta := otlp.Merge(procs)
+	leaf := "github.com/cctop/cctop/workload.densityLeaf"
+	var hot, identified int64
+	modules := map[string]cct.Module{}
+	for id := 1; id < tree.Len(); id++ {
+		n := tree.Node(cct.NodeID(id))
+		if f := tree.Func(n.Func); f.Name == leaf {
+			hot += n.Self.Samples
+			mod := meta.Modules[f.Module]
+			modules[f.Module] = mod
+			if mod.BuildID != "" || mod.GoBuildID != "" {
+				identified += n.Self.Samples
+			}
+		}
+	}
+	total := tree.Total().Samples
+	t.Logf("%s: %d of %d samples, %d in a module with a build ID: %+v", leaf, hot, total, identified, modules)
+	if hot == 0 || float64(hot) < 0.5*float64(total) {
+		t.Errorf("%s has %d of %d samples received", leaf, hot, total)
+	}
+	if identified != hot {
+		t.Errorf("%d of the hot leaf's %d samples are in a module without a build ID: %+v", hot-identified, hot, modules)
+	}
+}
+
+// TestAgentCollectorAway: the collector is killed for 20 s in the middle of
+// a run and started again. Every window cut meanwhile is queued and
+// delivered once it is back (the queue holds 60), none twice, and the
+// agent's counts match what the collector received.
+func TestAgentCollectorAway(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if testing.Short() {
+		t.Skip("takes 30 s")
+	}
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto"})
+	dir := t.TempDir()
+	cmd := exec.Command(cctopBin, "agent", "--otlp", col.Addr, "--otlp-insecure", "--window", "1s", "-d", "30s",
+		"--", cctopBin, "workload", "spin", "-loop")
+	cmd.Dir = dir
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second)
+	col.Kill()
+	away := time.Now()
+	time.Sleep(20 * time.Second)
+	col.Restart()
+	t.Logf("collector away %.1f s", time.Since(away).Seconds())
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("agent: %v\n%s", err, errOut.String())
+	}
+	c := lastCounts(t, errOut.String())
+	_, records := received(t, col)
+	t.Logf("%+v; %d records received", c, records)
+	if c.dropped != 0 || c.failed != 0 || c.sent != c.windows || records != c.windows {
+		t.Errorf("%d windows, %d sent, %d received, %d dropped, %d failed", c.windows, c.sent, records, c.dropped, c.failed)
+	}
+	if c.retried == 0 {
+		t.Errorf("no retries while the collector was away:\n%s", errOut.String())
+	}
+}
+
+// TestAgentResourceExhausted: a collector that rejects with
+// RESOURCE_EXHAUSTED and asks for 3 s between tries gets them: the agent
+// retries three rejected pushes no more often than asked (a busy loop
+// would retry hundreds of times), and then delivers every window.
+func TestAgentResourceExhausted(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto", RejectFirst: 3, RejectCode: "resource_exhausted", RetryDelay: 3 * time.Second})
+	dir := t.TempDir()
+	start := time.Now()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-insecure", "--window", "1s", "-d", "4s",
+		"--flush-timeout", "30s", "--", cctopBin, "workload", "spin", "-loop")
+	if code != 0 {
+		t.Fatalf("agent exit %d:\n%s", code, stderr)
+	}
+	c := lastCounts(t, stderr)
+	_, records := received(t, col)
+	t.Logf("%+v; %d records; %.1f s", c, records, time.Since(start).Seconds())
+	if c.retried != 3 {
+		t.Errorf("%d retries for 3 rejections", c.retried)
+	}
+	if c.sent != c.windows || records != c.windows || c.dropped+c.failed != 0 {
+		t.Errorf("%d windows, %d sent, %d received, %d dropped, %d failed", c.windows, c.sent, records, c.dropped, c.failed)
+	}
+	// Three waits of at least 3 s each, less the jitter.
+	if d := time.Since(start); d < 8*time.Second {
+		t.Errorf("three rejections asking for 3 s each were over in %.1f s", d.Seconds())
+	}
+}
+
+// TestAgentTLS: with the collector's CA the agent delivers over TLS; with
+// another CA it stops at once with one line that names the certificate
+// problem and the flag, not a retry loop.
+func TestAgentTLS(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	dir := t.TempDir()
+	caPEM, certPEM, keyPEM := selfSignedCert(t)
+	otherCA, _, _ := selfSignedCert(t)
+	for name, data := range map[string][]byte{"ca.pem": caPEM, "cert.pem": certPEM, "key.pem": keyPEM, "other.pem": otherCA} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto", TLSCert: filepath.Join(dir, "cert.pem"), TLSKey: filepath.Join(dir, "key.pem")})
+
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-ca", "other.pem", "--window", "1s",
+		"--", cctopBin, "workload", "spin", "-loop")
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != 1 || len(lines) != 1 || !strings.Contains(stderr, "certificate") || !strings.Contains(stderr, "--otlp-ca") {
+		t.Errorf("wrong CA: exit %d, want 1 and one line naming the certificate and --otlp-ca:\n%s", code, stderr)
+	}
+
+	_, stderr, code = testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-ca", "ca.pem", "--window", "1s", "-d", "3s",
+		"--", cctopBin, "workload", "spin", "-loop")
+	if code != 0 {
+		t.Fatalf("right CA: exit %d:\n%s", code, stderr)
+	}
+	c := lastCounts(t, stderr)
+	if _, records := received(t, col); c.sent == 0 || records != c.sent {
+		t.Errorf("over TLS: %d sent, %d received:\n%s", c.sent, records, stderr)
+	}
+}
+
+// selfSignedCert makes a CA certificate that is also the server's, for
+// 127.0.0.1: PEM of the certificate (as CA and as the server's) and key.
+func selfSignedCert(t *testing.T) (ca, cert, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{CommonName: "cctop test collector"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return cert, cert, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}

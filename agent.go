@@ -28,6 +28,7 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	out := fs.String("o", "", "also write everything profiled to a pprof `FILE` when the agent stops")
 	flush := durationFlag{10 * time.Second}
 	fs.Var(&flush, "flush-timeout", "on SIGTERM, send what is queued for at most `DURATION`")
+	lines := fs.Bool("lines", false, "read DWARF for source lines and inlined frames (memory: some 20 MB for a libc's debug information); by default functions are named from symbol tables, and a backend symbolizes lines by build ID")
 	symMiB := fs.Int64("symbol-mib", 256, "hold at most `MIB` of symbol and unwind tables; the least recently used are dropped and read again when needed")
 	of := addOTLPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -37,6 +38,7 @@ func cmdAgent(args []string, stderr io.Writer) error {
 		return usageError("--symbol-mib must be at least 1")
 	}
 	tf.opts.SymbolBudget = *symMiB << 20
+	tf.opts.NamesOnly = !*lines
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if !set["F"] && !set["c"] {
@@ -59,6 +61,10 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Records may wait in the rings up to a second (a quarter of a
+	// shorter window): the agent wakes a few times a window, not ten
+	// times a second.
+	cfg.PollInterval = min(time.Second, window.d/4)
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "cctop agent: "+format+"\n", args...)
 	}

@@ -279,3 +279,101 @@ func selfSignedCert(t *testing.T) (ca, cert, key []byte) {
 	cert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	return cert, cert, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
+
+// TestAgentAll: `cctop agent --all` profiles every process on the host, one
+// OTLP resource per process: two workloads started apart from it are there
+// under their own PIDs with their executable and hot function, and the
+// agent itself is not.
+func TestAgentAll(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if os.Geteuid() != 0 {
+		t.Skip("--all needs root here (perf_event_paranoid > 0)")
+	}
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto"})
+	var workers []*exec.Cmd
+	for range 2 {
+		w := exec.Command(cctopBin, "workload", "spin", "-loop")
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		workers = append(workers, w)
+	}
+	defer func() {
+		for _, w := range workers {
+			w.Process.Kill()
+			w.Wait()
+		}
+	}()
+	dir := t.TempDir()
+	agent := exec.Command(cctopBin, "agent", "--all", "--otlp", col.Addr, "--otlp-insecure", "--window", "1s", "-d", "4s", "-F", "99")
+	agent.Dir = dir
+	var errOut strings.Builder
+	agent.Stderr = &errOut
+	if err := agent.Run(); err != nil {
+		t.Fatalf("agent: %v\n%s", err, errOut.String())
+	}
+	c := lastCounts(t, errOut.String())
+	ps, _ := received(t, col)
+	procs, err := otlp.Trees(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[int64]int64{}
+	spinning := map[int64]int64{}
+	for _, p := range procs {
+		samples[p.Resource.PID] += p.Tree.Total().Samples
+		if p.Resource.ExecutableName == "cctop" {
+			spinning[p.Resource.PID] += p.Tree.SamplesOf("github.com/cctop/cctop/workload.spinLeaf")
+		}
+	}
+	t.Logf("%+v; %d resources from %d processes", c, len(procs), len(samples))
+	for _, w := range workers {
+		pid := int64(w.Process.Pid)
+		if samples[pid] == 0 || spinning[pid] < samples[pid]/2 {
+			t.Errorf("workload %d: %d samples, %d in spinLeaf", pid, samples[pid], spinning[pid])
+		}
+	}
+	if n := samples[int64(agent.Process.Pid)]; n != 0 {
+		t.Errorf("the agent profiled itself: %d samples", n)
+	}
+	if c.sent != c.windows || c.dropped+c.failed != 0 {
+		t.Errorf("%+v", c)
+	}
+}
+
+// TestTopOTLPHungCollector: top --otlp in front of a "collector" that
+// accepts connections and never answers. The UI comes up and runs while
+// the check of the collector hangs (the header says so), q quits at once
+// and cctop ends within the push's deadline (10 s), saying the profile was
+// left unsent, with a non-zero status.
+func TestTopOTLPHungCollector(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	s := newTmuxShell(t, "", 160, 30)
+	s.run(cctopBin + " top --otlp " + l.Addr().String() + " --otlp-insecure -- " + cctopBin + " workload spin -loop")
+	s.waitFor(`otlp 127\.0\.0\.1:\d+: push at quit, checking the collector`, 15*time.Second)
+	s.waitFor(`workload\.spin`, 15*time.Second)
+	quit := time.Now()
+	s.keys("q")
+	code := s.exitCode(60 * time.Second)
+	t.Logf("exit %d %.1f s after q", code, time.Since(quit).Seconds())
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (not delivered)", code)
+	}
+	if scr := s.capture("-S", "-"); !strings.Contains(scr, "left unsent at close") {
+		t.Errorf("no word of the push's failure:\n%s", scr)
+	}
+}

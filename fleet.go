@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -56,10 +57,23 @@ type fleet struct {
 	host    string
 	service string
 	addr    string
+	// checking: the first check of the collector is going on; checkErr
+	// is what it found wrong, if anything (top shows both).
+	checking atomic.Bool
+	checkErr atomic.Pointer[error]
 }
 
-// open starts the exporter of --otlp; nil without it.
+// open starts the exporter of --otlp (nil without it) and checks the
+// collector before it returns: see start.
 func (f *otlpFlags) open(logf func(string, ...any)) (*fleet, error) {
+	return f.start(logf, true)
+}
+
+// start starts the exporter of --otlp; nil without it. With wait, it
+// checks the collector first (at most 5 s), and a wrong CA or a server
+// that is no collector is its error; without, the check goes on behind
+// (top's UI must not wait for the network) and brief tells its outcome.
+func (f *otlpFlags) start(logf func(string, ...any), wait bool) (*fleet, error) {
 	if f.endpoint == "" {
 		if f.insecure || f.ca != "" || len(f.headers) > 0 {
 			return nil, usageError("--otlp-insecure, --otlp-ca and --otlp-header need --otlp HOST:PORT")
@@ -86,11 +100,27 @@ func (f *otlpFlags) open(logf func(string, ...any)) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A wrong CA or a server that is no collector ends the run now; a
-	// collector that is away is waited for, the windows queued.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = exp.Check(ctx)
+	host, _ := os.Hostname()
+	fl := &fleet{exp: exp, host: host, service: f.service, addr: f.endpoint}
+	fl.checking.Store(true)
+	check := func() error {
+		// A wrong CA or a server that is no collector ends the run; a
+		// collector that is away is waited for, the windows queued.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := exp.Check(ctx)
+		if err != nil {
+			fl.checkErr.Store(&err)
+		}
+		fl.checking.Store(false)
+		return err
+	}
+	if !wait {
+		checked.Store(true)
+		go check()
+		return fl, nil
+	}
+	err = check()
 	if exporter.IsPermanent(err) {
 		exp.Close(context.Background())
 		return nil, err
@@ -99,8 +129,26 @@ func (f *otlpFlags) open(logf func(string, ...any)) (*fleet, error) {
 	if err != nil {
 		logf("%v; profiles are queued until it answers", err)
 	}
-	host, _ := os.Hostname()
-	return &fleet{exp: exp, host: host, service: f.service, addr: f.endpoint}, nil
+	return fl, nil
+}
+
+// brief is the fleet's state for top's header, and whether it is failing.
+func (fl *fleet) brief() (string, bool) {
+	if fl == nil {
+		return "", false
+	}
+	s := "otlp " + fl.addr + ": push at quit"
+	switch st := fl.exp.Stats(); {
+	case fl.checking.Load():
+		return s + ", checking the collector", false
+	case fl.exp.Err() != nil:
+		return s + ", " + fl.exp.Err().Error(), true
+	case fl.checkErr.Load() != nil:
+		return s + ", " + (*fl.checkErr.Load()).Error(), true
+	case st.Sent > 0:
+		return fmt.Sprintf("otlp %s: sent %d", fl.addr, st.Sent), false
+	}
+	return s + ", the collector answers", false
 }
 
 // err is why the exporter gave up (a TLS failure while running), if it did.
@@ -169,4 +217,20 @@ func (fl *fleet) close(ctx context.Context) error {
 		return nil
 	}
 	return fl.exp.Close(ctx)
+}
+
+// undelivered is an error when a one-off push did not arrive: record and
+// top exit non-zero for it (their profile file, if any, is written).
+func (fl *fleet) undelivered() error {
+	if fl == nil {
+		return nil
+	}
+	if st := fl.exp.Stats(); st.Sent == 0 || st.Failed+st.Dropped > 0 {
+		msg := "the profile was not delivered to " + fl.addr
+		if st.LastError != nil {
+			msg += ": " + st.LastError.Error()
+		}
+		return errors.New(msg)
+	}
+	return nil
 }

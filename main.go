@@ -67,6 +67,8 @@ agent flags (and the record flags above; the agent's defaults are -F 19 and --ca
   -o FILE         also write everything profiled as one pprof profile when the agent stops
   --symbol-mib N  hold at most N MiB of symbol and unwind tables (default 256); the least recently
                   used binaries' are dropped and read again when needed
+  --lines         also read DWARF for source lines and inlined frames (default: function names from
+                  symbol tables; backends symbolize lines by the mappings' build IDs)
   --flush-timeout D  on SIGTERM, keep pushing what is queued for at most D (default 10s)
 `
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -71,5 +72,5 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	defer cancel()
 	err = fl.close(fctx)
 	fmt.Fprintf(stderr, "cctop: %s\n", fl.status())
-	return err
+	return cmp.Or(err, fl.undelivered())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -20,6 +22,7 @@ import (
 
 func cmdTop(args []string, stderr io.Writer) error {
 	fs, tf := newTargetFlags("top")
+	of := addOTLPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -27,7 +30,48 @@ func cmdTop(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runTop(cfg, plan, stderr)
+	if of.endpoint == "" {
+		return runTop(cfg, plan, stderr)
+	}
+	// The TUI owns the terminal: the exporter's log lines wait for the
+	// status printed after it.
+	fl, err := of.start(func(string, ...any) {}, false)
+	if err != nil {
+		return err
+	}
+	l, err := startLive(cfg, plan, stderr)
+	if err != nil {
+		fl.close(context.Background())
+		return err
+	}
+	err = runLive(&pushAtQuit{Live: l, fl: fl}, stderr)
+	// The push goes within a deadline: a collector that is away costs
+	// the quit at most that long.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ferr := fl.close(ctx)
+	fmt.Fprintf(stderr, "cctop: %s\n", fl.status())
+	return cmp.Or(err, ferr, fl.undelivered())
+}
+
+// pushAtQuit is a live profile that shows where it will be pushed in the
+// header, and queues itself for the push when the TUI closes it.
+type pushAtQuit struct {
+	*engine.Live
+	fl *fleet
+}
+
+func (p *pushAtQuit) Snapshot() tui.Snapshot {
+	s := p.Live.Snapshot()
+	s.Header.Export, s.Header.ExportWarn = p.fl.brief()
+	return s
+}
+
+func (p *pushAtQuit) Close(stderr io.Writer) {
+	// Before the target is stopped: its process is read for the
+	// profile's resource.
+	p.fl.push(p.Live.Window())
+	p.Live.Close(stderr)
 }
 
 // runTop samples cfg's target live in the TUI until the user quits. A

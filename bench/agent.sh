@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/agent.sh [SECONDS] [CHURN_PER_S]: what always-on profiling of a whole
-# host costs, cctop agent against perf in the same run.
+# bench/agent.sh [SECONDS] [CHURN_PER_S] [SOAK_SECONDS]: what always-on
+# profiling of a whole host costs, cctop agent against perf in the same run.
 #
 # The host is kept busy: two `cctop workload spin -loop -threads 2` processes
 # (four threads on the 2 CPUs) and a churn of short-lived processes (CHURN_PER_S
@@ -16,18 +16,22 @@
 #           is not)
 #
 # For each it prints CPU seconds used (utime+stime of the profiler's process
-# and its threads), peak RSS (VmHWM), RSS at a quarter, half and the end of
-# the run (bounded memory shows as a flat line), and for cctop the windows
-# sent and dropped; the last lines are cctop's CPU and peak RSS over perf's.
+# and its threads), peak RSS (VmHWM) and RSS every tenth of the run, and for
+# cctop the windows sent and dropped; then cctop's CPU and peak RSS over
+# perf's. With SOAK_SECONDS (the issue's soak: 1800), the agent then runs
+# alone that long under the same churn (the busy threads stopped; whatever
+# else runs on the host is profiled too), and its RSS every tenth of the run
+# shows whether memory stays bounded.
 set -euo pipefail
 
 SECS=${1:-60}
 CHURN=${2:-20}
+SOAK=${3:-0}
 die() { echo "agent.sh: $*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found: $2"; }
 need go "install Go to build cctop"
 need perf "apt-get install linux-perf (the reference)"
-[[ $SECS =~ ^[0-9]+$ && $CHURN =~ ^[0-9]+$ && $SECS -ge 10 ]] || die "usage: bash bench/agent.sh [SECONDS>=10] [CHURN_PER_S]"
+[[ $SECS =~ ^[0-9]+$ && $CHURN =~ ^[0-9]+$ && $SOAK =~ ^[0-9]+$ && $SECS -ge 10 ]] || die "usage: bash bench/agent.sh [SECONDS>=10] [CHURN_PER_S] [SOAK_SECONDS]"
 [[ $(id -u) -eq 0 ]] || die "run as root: --all and perf -a need it"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -69,9 +73,10 @@ for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; s
 
 # The load: busy threads and process churn.
 "$bin" workload spin -loop -threads 2 >/dev/null &
-pids+=($!)
+spin1=$!
 "$bin" workload spin -loop -threads 2 >/dev/null &
-pids+=($!)
+spin2=$!
+pids+=($spin1 $spin2)
 (
 	gap=$(awk -v c="$CHURN" 'BEGIN { printf "%.3f", (c > 0 ? 1 / c : 1) }')
 	while :; do
@@ -87,34 +92,43 @@ cpu_s() { # utime+stime of a process and its threads, in seconds
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# measure NAME CMD...: runs CMD for SECS seconds, prints its figures and
+# measure NAME SECONDS CMD...: runs CMD for SECONDS, prints its figures and
 # leaves "cpu hwm" in $tmp/NAME.fig.
 measure() {
-	local name=$1; shift
+	local name=$1 secs=$2; shift 2
 	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	local p=$!
-	local q1="" q2="" cpu=0 hwm=0
-	for ((s = 1; s <= SECS; s++)); do
+	local trend="" cpu=0 hwm=0
+	for ((s = 1; s <= secs; s++)); do
 		sleep 1
+		kill -0 $p 2>/dev/null || { cat "$tmp/$name.err"; die "$name ended early"; }
 		cpu=$(cpu_s $p); hwm=$(hwm_kb $p)
-		((s == SECS / 4)) && q1=$(rss_kb $p)
-		((s == SECS / 2)) && q2=$(rss_kb $p)
+		if ((s % (secs / 10 > 0 ? secs / 10 : 1) == 0)); then
+			trend+=" $(awk -v k="$(rss_kb $p)" 'BEGIN { printf "%.0f", k / 1024 }')"
+		fi
 	done
-	local end; end=$(rss_kb $p)
 	kill -INT $p
 	wait $p || true
-	printf '%-6s cpu %6.2f s (%5.2f%% of one CPU)  peak RSS %7.1f MiB  RSS at 1/4 %6.1f, 1/2 %6.1f, end %6.1f MiB\n' \
-		"$name" "$cpu" "$(awk -v c="$cpu" -v s="$SECS" 'BEGIN { print 100 * c / s }')" \
-		"$(awk -v k="$hwm" 'BEGIN { print k / 1024 }')" "$(awk -v k="$q1" 'BEGIN { print k / 1024 }')" \
-		"$(awk -v k="$q2" 'BEGIN { print k / 1024 }')" "$(awk -v k="$end" 'BEGIN { print k / 1024 }')"
+	printf '%-6s %5d s  cpu %7.2f s (%5.2f%% of one CPU)  peak RSS %6.1f MiB  RSS every tenth (MiB):%s\n' \
+		"$name" "$secs" "$cpu" "$(awk -v c="$cpu" -v s="$secs" 'BEGIN { print 100 * c / s }')" \
+		"$(awk -v k="$hwm" 'BEGIN { print k / 1024 }')" "$trend"
 	echo "$cpu $hwm" >"$tmp/$name.fig"
 }
 
-echo "host: $(nproc) CPUs, load: 2 x spin -threads 2, churn $CHURN processes/s; $SECS s per profiler"
-measure perf perf record -F 19 -a -g -o "$tmp/perf.data" --quiet
-measure cctop "$bin" agent --all --otlp "127.0.0.1:$port" --otlp-insecure
+echo "host: $(nproc) CPUs, load: 2 x spin -threads 2, churn $CHURN processes/s"
+measure perf "$SECS" perf record -F 19 -a -g -o "$tmp/perf.data" --quiet
+measure cctop "$SECS" "$bin" agent --all --otlp "127.0.0.1:$port" --otlp-insecure
 grep -h "stopped after" "$tmp/cctop.err" | sed 's/^/       /' || { cat "$tmp/cctop.err"; die "the agent did not stop cleanly"; }
 read -r pcpu phwm <"$tmp/perf.fig"
 read -r ccpu chwm <"$tmp/cctop.fig"
 awk -v a="$ccpu" -v b="$pcpu" 'BEGIN { printf "cctop/perf CPU: %.2fx\n", (b > 0 ? a / b : 0) }'
 awk -v a="$chwm" -v b="$phwm" 'BEGIN { printf "cctop/perf peak RSS: %.2fx\n", (b > 0 ? a / b : 0) }'
+if ((SOAK > 0)); then
+	# The agent alone for SOAK seconds under the same churn, the busy
+	# threads stopped (what else runs on the host is profiled too): its
+	# RSS every tenth of the run is the line that must stay flat.
+	kill $spin1 $spin2 2>/dev/null || true
+	measure soak "$SOAK" "$bin" agent --all --otlp "127.0.0.1:$port" --otlp-insecure
+	grep -h "stopped after" "$tmp/soak.err" | sed 's/^/       /'
+	grep -h "window" "$tmp/soak.err" | tail -1 | sed 's/^/       last window: /'
+fi

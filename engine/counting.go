@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -125,6 +126,9 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 // targetBinary is the executable whose functions --calls uprobe:F names.
 func targetBinary(cfg sampler.Config) (string, error) {
 	var path string
+	if cfg.AllProcesses {
+		return "", errors.New("uprobe counters need one target executable (-p PID or a command), not --all")
+	}
 	if cfg.PID > 0 {
 		p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", cfg.PID))
 		if sampler.IsPermission(err) {

@@ -36,6 +36,10 @@ type Options struct {
 	// recently used are dropped and read again when needed (0: no bound).
 	// An agent on a host with many processes needs one.
 	SymbolBudget int64
+	// NamesOnly names functions from symbol tables only, without DWARF:
+	// no source lines or inlined frames, a fraction of the memory (the
+	// agent's default; its backend symbolizes lines by build ID).
+	NamesOnly bool
 }
 
 // Triggers (Options.Trigger).
@@ -57,7 +61,8 @@ type limits struct {
 	nodes int // calling contexts in the tree; the cold ones fold into [other]
 	log   int // samples in the log the call estimates are re-weighted from; the newest stay
 	// symbols bounds the symbol tables' bytes (symbol.Resolver.SetBudget).
-	symbols int64
+	symbols   int64
+	namesOnly bool // no DWARF lines (symbol.Resolver.SetNamesOnly)
 }
 
 // The default bounds: a context takes about 220 bytes (go test -bench
@@ -98,7 +103,7 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 		return nil, err
 	}
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
-	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog, symbols: o.SymbolBudget}
+	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog, symbols: o.SymbolBudget, namesOnly: o.NamesOnly}
 	planBranchStack(cfg)
 	return plan, err
 }

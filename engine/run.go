@@ -68,6 +68,7 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	}
 	res := symbol.NewResolver()
 	res.SetBudget(plan.limits.symbols)
+	res.SetNamesOnly(plan.limits.namesOnly)
 	if cfg.AllProcesses {
 		// Each process's mappings are read when it is first sampled
 		// (sampler.KindNewProcess).

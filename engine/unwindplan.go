@@ -118,15 +118,24 @@ func planUnwind(asked string, stack int, cfg *sampler.Config, binary string) (un
 		// target, or stalled on its first samples' symbols, then loses
 		// far fewer (bench/load.sh: 500 threads, 40% of the records lost
 		// with 256 KiB rings).
-		cfg.RingPages = max(cfg.RingPages, ringPagesForSamples(leafStackSize, 999))
+		cfg.RingPages = max(cfg.RingPages, ringPagesForSamples(leafStackSize, clockRate(cfg)))
 	}
 	if u.mode == unwindDWARF {
 		u.stack = stack
 		// A copy per sample fills the rings many times faster.
-		cfg.RingPages = max(cfg.RingPages, ringPagesFor(stack))
+		cfg.RingPages = max(cfg.RingPages, ringPagesForSamples(stack, clockRate(cfg)/4))
 	}
 	cfg.UserStack = u.stack
 	return u, nil
+}
+
+// clockRate is the samples a second a CPU gives at most: a clock's
+// frequency (-F), or 999 for what a period or an event sets.
+func clockRate(cfg *sampler.Config) int {
+	if cfg.Period == 0 && cfg.Freq > 0 && cfg.Leader.IsClock() {
+		return int(min(cfg.Freq, 999))
+	}
+	return 999
 }
 
 // ringPagesFor sizes the rings for samples that carry stack bytes each:
@@ -135,7 +144,9 @@ func planUnwind(asked string, stack int, cfg *sampler.Config, binary string) (un
 // samples) does not lose them; at most 64 MiB over all CPUs.
 func ringPagesFor(stack int) int { return ringPagesForSamples(stack, 999/4) }
 
-// ringPagesForSamples is ringPagesFor for perCPU samples a CPU.
+// ringPagesForSamples sizes the rings for perCPU samples a CPU of stack
+// bytes each (ringPagesFor: a quarter second at 999 Hz). An always-on
+// agent at 19 Hz gets the smallest rings: their pages are its memory.
 func ringPagesForSamples(stack, perCPU int) int {
 	pages, page := 64, os.Getpagesize()
 	limit := max(64, (64<<20)/page/max(1, runtime.NumCPU()))

@@ -109,9 +109,16 @@ func (w *Windows) cut() *Window {
 	if b.weights != nil {
 		b.weights.apply(b.tree, w.plan.params.Alpha)
 	}
-	fs := b.applyFlow()
 	rec := &Recording{cfg: w.cfg, sess: w.sess, b: b, plan: w.plan, arm: w.arm,
-		start: w.start, elapsed: now.Sub(w.start), flow: &fs}
+		start: w.start, elapsed: now.Sub(w.start)}
+	if w.plan.hasCalls() {
+		// Control-flow correction reads the machine code of every
+		// sampled function: worth it for call estimates, not for an
+		// always-on agent's time profile (without counted calls its
+		// calls_flow would be samples reshaped).
+		fs := b.applyFlow()
+		rec.flow = &fs
+	}
 	meta := profileMeta(w.cfg, rec)
 	meta.Comments[0] = "cctop agent"
 	win := &Window{Start: w.start, Duration: now.Sub(w.start), Samples: b.samples, Lost: w.sess.Stats().Lost,
@@ -188,4 +195,17 @@ func (r *Recording) Window() *Window {
 	}
 	return &Window{Start: r.start, Duration: r.elapsed, Samples: r.b.samples, Lost: r.sess.Stats().Lost,
 		Processes: procs.split(r.cfg, r.sess, r.b, m)}
+}
+
+// Window is the live profile as one window, for a push when the TUI quits.
+// Call it once Run has returned: it reads the aggregator's builder.
+func (l *Live) Window() *Window {
+	if l.b.weights != nil {
+		l.b.weights.apply(l.b.tree, l.viewState.params.Alpha)
+	}
+	rec := &Recording{cfg: l.sess.Config(), sess: l.sess, b: l.b, plan: l.plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
+	m := profileMeta(l.sess.Config(), rec)
+	m.Comments[0] = "cctop top"
+	return &Window{Start: l.start, Duration: rec.elapsed, Samples: l.b.samples, Lost: l.sess.Stats().Lost,
+		Symbols: l.b.res.MemStats(), Processes: newProcessBook().split(l.sess.Config(), l.sess, l.b, m)}
 }

@@ -27,6 +27,10 @@ type moduleCache struct {
 	byBuild map[string]*module // by GNU build id
 	byPath  map[string]*module // by the path it was loaded from, for ModuleInfo
 	vdso    map[uint64]*module // by image size: one kernel, one vdso per ABI
+	// namesOnly leaves DWARF out of modules loaded from now on: function
+	// names from symbol tables, no source lines or inlined frames
+	// (SetNamesOnly).
+	namesOnly bool
 
 	bytes  int64 // what the cached modules hold, estimated (mem.go)
 	budget int64 // bytes to stay under; math.MaxInt64 for no limit
@@ -177,7 +181,7 @@ func (r *Resolver) moduleFor(pid int, m *Mapping, reload bool) *module {
 	if mod := c.byFile[key]; mod != nil {
 		return mod
 	}
-	mod := loadFile(pid, m)
+	mod := loadFile(pid, m, !c.namesOnly)
 	if !anonCode(m.Path) {
 		// Even a file that could not be read is named by file offsets:
 		// the offsets are right for the file that was mapped.
@@ -218,7 +222,7 @@ func (c *moduleCache) account(mod *module) {
 // loadFile opens the file behind m as the target sees it and loads it. A
 // file that cannot be opened or parsed yields an empty module, which is
 // cached like any other so the failure costs one attempt, not one per pc.
-func loadFile(pid int, m *Mapping) *module {
+func loadFile(pid int, m *Mapping, lines bool) *module {
 	open := targetOpener(pid)
 	f, err := openMapped(pid, m)
 	if err != nil {
@@ -229,7 +233,7 @@ func loadFile(pid int, m *Mapping) *module {
 	if err != nil || !st.Mode().IsRegular() {
 		return newModule()
 	}
-	mod := loadELF(f, st.Size(), strings.TrimSuffix(m.Path, " (deleted)"), open)
+	mod := loadELF(f, st.Size(), strings.TrimSuffix(m.Path, " (deleted)"), open, lines)
 	loadUnwind(f, mod)
 	if len(m.BuildID) > 0 && len(mod.buildID) > 0 && string(m.BuildID) != string(mod.buildID) {
 		// The file on disk is not what was mapped (upgraded since): its

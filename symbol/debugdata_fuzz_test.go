@@ -21,7 +21,7 @@ func FuzzDebugdata(f *testing.F) {
 			t.Fatalf("unxz returned %d bytes, limit %d", len(out), limit)
 		}
 		img := elfWithSection(".gnu_debugdata", data)
-		mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil)
+		mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil, true)
 		for _, src := range mod.sources {
 			st, ok := src.(symtab)
 			if !ok {
@@ -99,7 +99,7 @@ func TestElfWithSection(t *testing.T) {
 	}
 	seedData := seedFile(t, "FuzzDebugdata", "mini-debuginfo")
 	img = elfWithSection(".gnu_debugdata", seedData)
-	mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil)
+	mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil, true)
 	if len(mod.sources) == 0 {
 		t.Fatal("the MiniDebugInfo seed yields no symbols")
 	}

@@ -90,7 +90,7 @@ func loadLibc(tb testing.TB, libc string) *module {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return loadELF(f, st.Size(), libc, os.Open)
+	return loadELF(f, st.Size(), libc, os.Open, true)
 }
 
 // BenchmarkDWARFLibc loads libc with its libc6-dbg debug file and resolves

@@ -25,7 +25,7 @@ func FuzzDWARF(f *testing.F) {
 
 func fuzzDWARF(t testing.TB, data []byte) {
 	{
-		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil)
+		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
 		var addrs []uint64
 		for _, s := range mod.segs {
 			addrs = append(addrs, s.vaddr, s.vaddr+s.filesz/2, s.vaddr+s.filesz-1)
@@ -297,7 +297,7 @@ func TestDWARFSeeds(t *testing.T) {
 	lines := sourceMarkers(t, "fuzz_dwarf.c")
 	for _, name := range []string{"c-dwarf5", "c-dwarf4", "c-zlib", "c-no-aranges", "cxx-dwarf5", "cxx-dwarf4"} {
 		data := seedFile(t, "FuzzDWARF", name)
-		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil)
+		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
 		found := false
 		for _, s := range mod.segs {
 			for a := s.vaddr; a < s.vaddr+s.filesz && !found; a++ {

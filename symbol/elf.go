@@ -19,7 +19,7 @@ import (
 // the file's name as the target sees it, used to find a .gnu_debuglink
 // file next to it; open (nil for images that are not files, like the vdso)
 // opens debug files.
-func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File, error)) *module {
+func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File, error), lines bool) *module {
 	mod := newModule()
 	f, err := elf.NewFile(r)
 	if err != nil {
@@ -34,7 +34,7 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	goTab := newGoTable(f, symtab, mod.segs, size)
 	// Go binaries are named by their pclntab. Their DWARF would add only
 	// the C code of cgo packages, at the price of holding all of it.
-	wantDWARF := goTab == nil
+	wantDWARF := goTab == nil && lines
 	ownDWARF := wantDWARF && hasDWARF(f)
 
 	cands := funcCands(nil, symtab, f.Sections, false)

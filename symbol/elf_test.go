@@ -30,7 +30,7 @@ func TestLoadELFBytes(t *testing.T) {
 		{"tiny-stripped", false},
 	} {
 		data := seed(t, c.seed)
-		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil)
+		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
 		if len(mod.buildID) != 20 {
 			t.Errorf("%s: build id %x", c.seed, mod.buildID)
 		}
@@ -54,7 +54,7 @@ func TestLoadELFBytes(t *testing.T) {
 	}
 
 	data := seed(t, "vdso")
-	mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil)
+	mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
 	names := map[string]bool{}
 	for _, s := range mod.sources[0].(symtab) {
 		names[s.name] = true

@@ -10,7 +10,7 @@ import (
 // loader must stay within the input's size for its allocations.
 func FuzzELF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil)
+		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
 		var pcs []uint64
 		for _, s := range mod.segs {
 			pcs = append(pcs, s.off, s.off+s.filesz/2, s.off+s.filesz-1, s.off+s.filesz)

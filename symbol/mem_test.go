@@ -38,7 +38,7 @@ func TestMemEstimate(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := heapAlloc()
-		mod := loadELF(f, st.Size(), path, os.Open)
+		mod := loadELF(f, st.Size(), path, os.Open, true)
 		loadUnwind(f, mod)
 		f.Close()
 		c := newModuleCache()

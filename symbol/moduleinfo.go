@@ -63,3 +63,10 @@ func (r *Resolver) GoBuildID(path string) string {
 	}
 	return ""
 }
+
+// SetNamesOnly makes the modules loaded from now on name functions from
+// their symbol tables only, without DWARF: no source lines, no inlined
+// frames, and a fraction of the memory and load time (a libc's debug
+// information alone holds some 20 MB). For an always-on agent, whose
+// backend can symbolize lines by build ID.
+func (r *Resolver) SetNamesOnly(on bool) { r.mods.namesOnly = on }

@@ -161,3 +161,58 @@ func TestGoBuildID(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesOnly: a resolver set to names only names the same functions of
+// a real process (sleep, and its libc) as a full one, without source lines
+// or inlined frames, holding fewer bytes where the full one read DWARF.
+func TestNamesOnly(t *testing.T) {
+	sleepPath, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	cmd := exec.Command(sleepPath, "1000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	waitAsleep(t, pid)
+
+	full, names := NewResolver(), NewResolver()
+	names.SetNamesOnly(true)
+	for _, r := range []*Resolver{full, names} {
+		if err := r.LoadProc(pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	named, lined := 0, 0
+	for _, m := range full.Mappings(pid) {
+		if !strings.HasPrefix(m.Path, "/") {
+			continue
+		}
+		for pc := m.Start; pc < m.Limit; pc += (m.Limit - m.Start) / 64 {
+			ff, nf := full.Lookup(pid, pc, nil), names.Lookup(pid, pc, nil)
+			if len(ff) == 0 || len(nf) != 1 {
+				t.Fatalf("%s %#x: %d frames, names only %d (want one)", m.Path, pc, len(ff), len(nf))
+			}
+			outer, got := ff[len(ff)-1], nf[0]
+			if got.Line != 0 || got.File != "" || got.Inlined {
+				t.Errorf("%s %#x: names only gave a source position: %+v", m.Path, pc, got)
+			}
+			if outer.Line != 0 {
+				lined++
+			}
+			if !got.Unnamed && got.Func == outer.Func {
+				named++
+			}
+		}
+	}
+	fs, ns := full.MemStats(), names.MemStats()
+	t.Logf("%d pcs named by names only, %d with lines in full; %d bytes in full, %d names only", named, lined, fs.Bytes, ns.Bytes)
+	if named == 0 {
+		t.Error("names only named nothing")
+	}
+	if lined > 0 && ns.Bytes >= fs.Bytes {
+		t.Errorf("full read lines (%d pcs) in %d bytes, names only holds %d", lined, fs.Bytes, ns.Bytes)
+	}
+}

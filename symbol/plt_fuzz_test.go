@@ -43,7 +43,7 @@ func FuzzPLT(f *testing.F) {
 			}
 		}
 
-		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil)
+		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
 		loadUnwind(bytes.NewReader(data), mod)
 		mod.base = "fuzz"
 		var addrs []uint64

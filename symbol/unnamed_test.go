@@ -23,7 +23,7 @@ func fileModule(t *testing.T, path string) *module {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := loadELF(f, st.Size(), path, nil)
+	mod := loadELF(f, st.Size(), path, nil, true)
 	loadUnwind(f, mod)
 	mod.base = ModuleBase(path)
 	return mod

@@ -251,6 +251,13 @@ func (hb *headerBar) items() []item {
 		its = append(its, fact(lineCounter, prioProbeCost, "probe cost", formatPct(h.ProbeCost)).warnIf(h.ProbeCost >= 5))
 	}
 	its = append(its, counterItem(printable(h.Counter), printable(h.CounterBrief)))
+	if h.Export != "" {
+		prio := prioState
+		if h.ExportWarn {
+			prio = prioWarning
+		}
+		its = append(its, fact(lineSession, prio, "", printable(h.Export)).warnIf(h.ExportWarn).flowing())
+	}
 
 	its = append(its, viewItem(v))
 	if v.thread == "all" || v.thread == "" {

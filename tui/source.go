@@ -106,6 +106,11 @@ type Header struct {
 	Mode       string
 	OnCPU      float64
 	IdleHidden int
+	// Export says where the profile goes besides the screen and how that
+	// is going, e.g. "otlp 10.0.0.5:4317: push at quit, reachable"; ""
+	// for nowhere. ExportWarn: it is failing.
+	Export     string
+	ExportWarn bool
 }
 
 // Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not

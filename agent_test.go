@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -375,5 +376,78 @@ func TestTopOTLPHungCollector(t *testing.T) {
 	}
 	if scr := s.capture("-S", "-"); !strings.Contains(scr, "left unsent at close") {
 		t.Errorf("no word of the push's failure:\n%s", scr)
+	}
+}
+
+// TestAgentSIGTERM: SIGTERM ends the agent; what is queued for a collector
+// that never answers is given --flush-timeout and no more, then counted as
+// unsent, and the local profile is written all the same.
+func TestAgentSIGTERM(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	dir := t.TempDir()
+	agent := exec.Command(cctopBin, "agent", "--otlp", l.Addr().String(), "--otlp-insecure", "--window", "1s",
+		"--flush-timeout", "2s", "-o", "local.pb.gz", "--", cctopBin, "workload", "spin", "-loop")
+	agent.Dir = dir
+	var errOut strings.Builder
+	agent.Stderr = &errOut
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Three windows cut (a window line each), then SIGTERM.
+	for deadline := time.Now().Add(60 * time.Second); strings.Count(errOut.String(), "): 1 processes") < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no three windows in a minute:\n%s", errOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	agent.Process.Signal(syscall.SIGTERM)
+	term := time.Now()
+	err = agent.Wait()
+	t.Logf("exit %v %.1f s after SIGTERM", err, time.Since(term).Seconds())
+	out := errOut.String()
+	if !strings.Contains(out, "left unsent at close") {
+		t.Errorf("no count of the windows left unsent:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "local.pb.gz")); err != nil {
+		t.Errorf("the local profile was not written: %v\n%s", err, out)
+	}
+	if ps := testutil.ReadProfile(t, filepath.Join(dir, "local.pb.gz")); len(ps.Sample) == 0 {
+		t.Error("the local profile is empty")
+	}
+}
+
+// TestViewOTLPFile: what a collector's file exporter wrote opens in `cctop
+// view`, JSON lines as proto, with the workload's hot path; a base file
+// gives the Δ column.
+func TestViewOTLPFile(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "json"})
+	dir := t.TempDir()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-insecure", "--window", "1s",
+		"-F", "199", "--", cctopBin, "workload", "density", "-rounds", "20")
+	if code != 0 {
+		t.Fatalf("agent exit %d:\n%s", code, stderr)
+	}
+	lastCounts(t, stderr)
+	s := newTmux(t, 120, 30, cctopBin+" view "+col.Out+" --base "+col.Out)
+	s.waitFor(`workload\.densityRounds`, 15*time.Second)
+	s.keys("e")
+	s.waitFor(`workload\.densityLeaf`, 5*time.Second)
+	if scr := s.screen(); !strings.Contains(scr, "Δ") || !strings.Contains(scr, "vs base file") {
+		t.Errorf("no Δ column against the base:\n%s", scr)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/signal"
 	"time"
 
 	"github.com/cctop/cctop/cct"
@@ -73,13 +72,8 @@ func cmdAgent(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
+	ctx, stop := runContext(dur.d)
 	defer stop()
-	if dur.d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, dur.d)
-		defer cancel()
-	}
 	ws, err := engine.StartWindows(cfg, plan, window.d, stderr)
 	if err != nil {
 		fl.close(context.Background())

@@ -1,13 +1,6 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -223,23 +216,18 @@ func TestAgentResourceExhausted(t *testing.T) {
 func TestAgentTLS(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
-	caPEM, certPEM, keyPEM := selfSignedCert(t)
-	otherCA, _, _ := selfSignedCert(t)
-	for name, data := range map[string][]byte{"ca.pem": caPEM, "cert.pem": certPEM, "key.pem": keyPEM, "other.pem": otherCA} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto", TLSCert: filepath.Join(dir, "cert.pem"), TLSKey: filepath.Join(dir, "key.pem")})
+	cert := testutil.SelfSignedCert(t, dir, "collector", net.IPv4(127, 0, 0, 1))
+	other := testutil.SelfSignedCert(t, dir, "other", net.IPv4(127, 0, 0, 1))
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto", TLSCert: cert.CertFile, TLSKey: cert.KeyFile})
 
-	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-ca", "other.pem", "--window", "1s",
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-ca", other.CertFile, "--window", "1s",
 		"--", cctopBin, "workload", "spin", "-loop")
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if code != 1 || len(lines) != 1 || !strings.Contains(stderr, "certificate") || !strings.Contains(stderr, "--otlp-ca") {
 		t.Errorf("wrong CA: exit %d, want 1 and one line naming the certificate and --otlp-ca:\n%s", code, stderr)
 	}
 
-	_, stderr, code = testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-ca", "ca.pem", "--window", "1s", "-d", "3s",
+	_, stderr, code = testutil.Run(t, cctopBin, dir, "agent", "--otlp", col.Addr, "--otlp-ca", cert.CertFile, "--window", "1s", "-d", "3s",
 		"--", cctopBin, "workload", "spin", "-loop")
 	if code != 0 {
 		t.Fatalf("right CA: exit %d:\n%s", code, stderr)
@@ -250,167 +238,33 @@ func TestAgentTLS(t *testing.T) {
 	}
 }
 
-// selfSignedCert makes a CA certificate that is also the server's, for
-// 127.0.0.1: PEM of the certificate (as CA and as the server's) and key.
-func selfSignedCert(t *testing.T) (ca, cert, key []byte) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: "cctop test collector"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	return cert, cert, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-// TestAgentAll: `cctop agent --all` profiles every process on the host, one
-// OTLP resource per process: two workloads started apart from it are there
-// under their own PIDs with their executable and hot function, and the
-// agent itself is not.
-func TestAgentAll(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	if os.Geteuid() != 0 {
-		t.Skip("--all needs root here (perf_event_paranoid > 0)")
-	}
-	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto"})
-	var workers []*exec.Cmd
-	for range 2 {
-		w := exec.Command(cctopBin, "workload", "spin", "-loop")
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		workers = append(workers, w)
-	}
-	defer func() {
-		for _, w := range workers {
-			w.Process.Kill()
-			w.Wait()
-		}
-	}()
-	dir := t.TempDir()
-	agent := exec.Command(cctopBin, "agent", "--all", "--otlp", col.Addr, "--otlp-insecure", "--window", "1s", "-d", "4s", "-F", "99")
-	agent.Dir = dir
-	var errOut strings.Builder
-	agent.Stderr = &errOut
-	if err := agent.Run(); err != nil {
-		t.Fatalf("agent: %v\n%s", err, errOut.String())
-	}
-	c := lastCounts(t, errOut.String())
-	ps, _ := received(t, col)
-	procs, err := otlp.Trees(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples := map[int64]int64{}
-	spinning := map[int64]int64{}
-	for _, p := range procs {
-		samples[p.Resource.PID] += p.Tree.Total().Samples
-		if p.Resource.ExecutableName == "cctop" {
-			spinning[p.Resource.PID] += p.Tree.SamplesOf("github.com/cctop/cctop/workload.spinLeaf")
-		}
-	}
-	t.Logf("%+v; %d resources from %d processes", c, len(procs), len(samples))
-	for _, w := range workers {
-		pid := int64(w.Process.Pid)
-		if samples[pid] == 0 || spinning[pid] < samples[pid]/2 {
-			t.Errorf("workload %d: %d samples, %d in spinLeaf", pid, samples[pid], spinning[pid])
-		}
-	}
-	if n := samples[int64(agent.Process.Pid)]; n != 0 {
-		t.Errorf("the agent profiled itself: %d samples", n)
-	}
-	if c.sent != c.windows || c.dropped+c.failed != 0 {
-		t.Errorf("%+v", c)
-	}
-}
-
-// TestTopOTLPHungCollector: top --otlp in front of a "collector" that
-// accepts connections and never answers. The UI comes up and runs while
-// the check of the collector hangs (the header says so), q quits at once
-// and cctop ends within the push's deadline (10 s), saying the profile was
-// left unsent, with a non-zero status.
-func TestTopOTLPHungCollector(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
-	}()
-	s := newTmuxShell(t, "", 160, 30)
-	s.run(cctopBin + " top --otlp " + l.Addr().String() + " --otlp-insecure -- " + cctopBin + " workload spin -loop")
-	s.waitFor(`otlp 127\.0\.0\.1:\d+: push at quit, checking the collector`, 15*time.Second)
-	s.waitFor(`workload\.spin`, 15*time.Second)
-	quit := time.Now()
-	s.keys("q")
-	code := s.exitCode(60 * time.Second)
-	t.Logf("exit %d %.1f s after q", code, time.Since(quit).Seconds())
-	if code != 1 {
-		t.Errorf("exit status %d, want 1 (not delivered)", code)
-	}
-	if scr := s.capture("-S", "-"); !strings.Contains(scr, "left unsent at close") {
-		t.Errorf("no word of the push's failure:\n%s", scr)
-	}
-}
-
 // TestAgentSIGTERM: SIGTERM ends the agent; what is queued for a collector
 // that never answers is given --flush-timeout and no more, then counted as
 // unsent, and the local profile is written all the same.
 func TestAgentSIGTERM(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	l := hungCollector(t)
 	dir := t.TempDir()
 	agent := exec.Command(cctopBin, "agent", "--otlp", l.Addr().String(), "--otlp-insecure", "--window", "1s",
 		"--flush-timeout", "2s", "-o", "local.pb.gz", "--", cctopBin, "workload", "spin", "-loop")
 	agent.Dir = dir
-	var errOut strings.Builder
-	agent.Stderr = &errOut
+	// A file, not a buffer: the test reads it while the agent writes.
+	errFile, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	agent.Stderr = errFile
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
 	}
+	stderr := func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }
 	// Three windows cut (a window line each), then SIGTERM.
-	for deadline := time.Now().Add(60 * time.Second); strings.Count(errOut.String(), "): 1 processes") < 3; {
+	for deadline := time.Now().Add(60 * time.Second); strings.Count(stderr(), "): 1 processes") < 3; {
 		if time.Now().After(deadline) {
-			t.Fatalf("no three windows in a minute:\n%s", errOut.String())
+			agent.Process.Kill()
+			agent.Wait()
+			t.Fatalf("no three windows in a minute:\n%s", stderr())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -418,7 +272,7 @@ func TestAgentSIGTERM(t *testing.T) {
 	term := time.Now()
 	err = agent.Wait()
 	t.Logf("exit %v %.1f s after SIGTERM", err, time.Since(term).Seconds())
-	out := errOut.String()
+	out := stderr()
 	if !strings.Contains(out, "left unsent at close") {
 		t.Errorf("no count of the windows left unsent:\n%s", out)
 	}
@@ -449,5 +303,67 @@ func TestViewOTLPFile(t *testing.T) {
 	s.waitFor(`workload\.densityLeaf`, 5*time.Second)
 	if scr := s.screen(); !strings.Contains(scr, "Δ") || !strings.Contains(scr, "vs base file") {
 		t.Errorf("no Δ column against the base:\n%s", scr)
+	}
+}
+
+// hungCollector is a listener on loopback that accepts connections and
+// never answers: a collector that hangs.
+func hungCollector(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				break
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); <-done })
+	return l
+}
+
+// TestAgentAttach: `cctop agent -p PID` profiles a process it did not
+// start, which runs on after the agent stops; each window's resource is
+// that process, with its executable.
+func TestAgentAttach(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	col := testutil.StartCollector(t, testutil.CollectorOptions{Format: "proto"})
+	w := exec.Command(cctopBin, "workload", "spin", "-loop")
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Process.Kill(); w.Wait() }()
+	_, stderr, code := testutil.Run(t, cctopBin, t.TempDir(), "agent", "-p", strconv.Itoa(w.Process.Pid), "--otlp", col.Addr, "--otlp-insecure",
+		"--window", "1s", "-d", "3s", "-F", "99")
+	if code != 0 {
+		t.Fatalf("agent exit %d:\n%s", code, stderr)
+	}
+	c := lastCounts(t, stderr)
+	ps, records := received(t, col)
+	procs, err := otlp.Trees(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if p.Resource.PID != int64(w.Process.Pid) || p.Resource.ExecutablePath != cctopBin {
+			t.Errorf("a resource of pid %d, %q; want %d, %s", p.Resource.PID, p.Resource.ExecutablePath, w.Process.Pid, cctopBin)
+		}
+	}
+	if c.windows < 2 || records != c.windows || len(procs) != c.windows {
+		t.Errorf("%+v; %d records, %d resources", c, records, len(procs))
+	}
+	if err := w.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the attached process did not survive the agent: %v", err)
 	}
 }

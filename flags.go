@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
 	"strconv"
 	"time"
 
@@ -122,4 +124,15 @@ func (f *durationFlag) Set(s string) error {
 	}
 	f.d = d
 	return nil
+}
+
+// runContext is the context of a headless run: it ends on Ctrl-C, SIGTERM
+// or SIGHUP, or after d when d > 0.
+func runContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
+	if d <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, func() { cancel(); stop() }
 }

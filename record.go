@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/cctop/cctop/engine"
@@ -42,13 +41,8 @@ func cmdRecord(args []string, stderr io.Writer) error {
 
 	// Ctrl-C, SIGTERM and SIGHUP end the recording; the profile is still
 	// written.
-	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
+	ctx, stop := runContext(dur.d)
 	defer stop()
-	if dur.d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, dur.d)
-		defer cancel()
-	}
 
 	cfg.Stdin = os.Stdin
 	rec, err := engine.Record(ctx, cfg, plan, stderr)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -26,9 +27,18 @@ func readTree(path string) (*cct.Tree, cct.Meta, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: is a directory", path)
 	}
-	data, err := io.ReadAll(f)
+	br := bufio.NewReader(f)
+	if head, _ := br.Peek(8); !maybeOTLP(head) {
+		// Read as it streams: a device that never ends (/dev/zero) is
+		// no profile, and is not read to its end to find out.
+		return readPprof(path, br)
+	}
+	data, err := io.ReadAll(io.LimitReader(br, maxProfileFile+1))
 	if err != nil {
 		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
+	}
+	if len(data) > maxProfileFile {
+		return nil, cct.Meta{}, fmt.Errorf("%s: over %d GiB, too large for a profile", path, maxProfileFile>>30)
 	}
 	if otlp.Sniff(data) {
 		// OTLP profiles, as a collector's file exporter writes them:
@@ -47,7 +57,33 @@ func readTree(path string) (*cct.Tree, cct.Meta, error) {
 		t, m := otlp.Merge(procs)
 		return t, m, nil
 	}
-	t, m, err := cct.ReadProfile(bytes.NewReader(data))
+	return readPprof(path, bytes.NewReader(data))
+}
+
+// maxProfileFile bounds what view reads of a file that may hold OTLP
+// profiles, which are read whole.
+const maxProfileFile = 4 << 30
+
+// maybeOTLP says whether a file's first bytes may start OTLP profiles as
+// otlp.Read takes them: gzip, a JSON line, a protobuf message (field 1,
+// length-delimited) or one behind a 4-byte length. A pprof profile may
+// start so too; otlp.Sniff tells them apart.
+func maybeOTLP(head []byte) bool {
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return true
+	case len(head) >= 1 && (head[0] == '{' || head[0] == 0x0a):
+		return true
+	case len(head) >= 5 && head[4] == 0x0a:
+		return true
+	}
+	trimmed := bytes.TrimLeft(head, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
+// readPprof reads a pprof profile, with a one-line error.
+func readPprof(path string, r io.Reader) (*cct.Tree, cct.Meta, error) {
+	t, m, err := cct.ReadProfile(r)
 	if err != nil {
 		return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
 	}

@@ -121,9 +121,13 @@ func (w *Windows) cut() *Window {
 	}
 	meta := profileMeta(w.cfg, rec)
 	meta.Comments[0] = "cctop agent"
-	win := &Window{Start: w.start, Duration: now.Sub(w.start), Samples: b.samples, Lost: w.sess.Stats().Lost,
-		Symbols: b.res.MemStats()}
+	win := &Window{Start: w.start, Duration: now.Sub(w.start), Samples: b.samples, Lost: w.sess.Stats().Lost}
 	win.Processes = w.procs.split(w.cfg, w.sess, b, meta)
+	// The binaries of processes gone go with the window that named them:
+	// on a host whose processes come and go, the budget is then the
+	// bound, not the usual footprint.
+	b.res.DropUnmapped()
+	win.Symbols = b.res.MemStats()
 	w.b = successor(b, w.plan, w.sess, mono)
 	w.start = now
 	w.procs.forgetGone()

@@ -189,3 +189,22 @@ func (c *moduleCache) evict(mod *module) {
 
 // overBudget reports whether the call that ends now must trim.
 func (c *moduleCache) overBudget() bool { return c.bytes > c.limit }
+
+// DropUnmapped evicts every module no live process maps, and returns how
+// many. An agent calls it between windows: on a host where processes come
+// and go, the binaries of those gone are likely not to run again soon, and
+// holding them until the budget is reached would make the budget the usual
+// footprint rather than the bound.
+func (r *Resolver) DropUnmapped() int {
+	c := &r.mods
+	c.clock++ // between calls: no module is in use
+	r.markLive()
+	n := 0
+	for _, mod := range c.byFile {
+		if mod.live != c.epoch {
+			c.evict(mod)
+			n++
+		}
+	}
+	return n
+}

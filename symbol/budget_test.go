@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -443,5 +444,47 @@ func TestLookupCachedNoAllocBudget(t *testing.T) {
 	}
 	if s := r.MemStats(); s.Evictions != 0 || s.Reloads != 0 {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestDropUnmapped: after a process exits, DropUnmapped evicts the modules
+// only it mapped and keeps those a live process maps; both still resolve.
+func TestDropUnmapped(t *testing.T) {
+	live, gone := startSleep(t), startSleep(t)
+	r := NewResolver()
+	for _, pid := range []int{live, gone} {
+		if err := r.LoadProc(pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames := func(pid int) []Frame {
+		var out []Frame
+		for _, m := range r.Mappings(pid) {
+			if strings.HasPrefix(m.Path, "/") {
+				out = append(out, r.Lookup(pid, m.Start+(m.Limit-m.Start)/2, nil)...)
+			}
+		}
+		return out
+	}
+	before := frames(live)
+	frames(gone)
+	loaded := r.MemStats().Modules
+	if n := r.DropUnmapped(); n != 0 {
+		t.Errorf("both processes live: %d modules dropped", n)
+	}
+	r.Exit(gone) // the same binaries: nothing is only its
+	if n := r.DropUnmapped(); n != 0 {
+		t.Errorf("a process mapping the same files as a live one exited: %d modules dropped", n)
+	}
+	r.Exit(live)
+	// The vdso images stay (a reload could not read a gone process's).
+	if n := r.DropUnmapped(); n == 0 || n != loaded-len(r.mods.vdso) || r.MemStats().Modules != len(r.mods.vdso) {
+		t.Errorf("no process left: %d dropped, %+v (had %d modules)", n, r.MemStats(), loaded)
+	}
+	if err := r.LoadProc(live); err != nil {
+		t.Fatal(err)
+	}
+	if after := frames(live); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("after the drop, frames %v; before %v", after, before)
 	}
 }

@@ -61,17 +61,7 @@ func readelfInfo(t *testing.T, readelf, path string) (id []byte, off, vaddr, fil
 // frame's Addr turns into the file offset its pc was mapped from.
 func TestModuleInfo(t *testing.T) {
 	readelf := needTool(t, "readelf")
-	sleepPath, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep")
-	}
-	cmd := exec.Command(sleepPath, "1000")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	pid := cmd.Process.Pid
-	waitAsleep(t, pid)
+	pid := startSleep(t)
 
 	r := NewResolver()
 	if err := r.LoadProc(pid); err != nil {
@@ -166,17 +156,7 @@ func TestGoBuildID(t *testing.T) {
 // a real process (sleep, and its libc) as a full one, without source lines
 // or inlined frames, holding fewer bytes where the full one read DWARF.
 func TestNamesOnly(t *testing.T) {
-	sleepPath, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep")
-	}
-	cmd := exec.Command(sleepPath, "1000")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	pid := cmd.Process.Pid
-	waitAsleep(t, pid)
+	pid := startSleep(t)
 
 	full, names := NewResolver(), NewResolver()
 	names.SetNamesOnly(true)
@@ -215,4 +195,21 @@ func TestNamesOnly(t *testing.T) {
 	if lined > 0 && ns.Bytes >= fs.Bytes {
 		t.Errorf("full read lines (%d pcs) in %d bytes, names only holds %d", lined, fs.Bytes, ns.Bytes)
 	}
+}
+
+// startSleep starts `sleep 1000`, killed when t ends, and returns its PID
+// once it sleeps.
+func startSleep(t *testing.T) int {
+	t.Helper()
+	sleepPath, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	cmd := exec.Command(sleepPath, "1000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitAsleep(t, cmd.Process.Pid)
+	return cmd.Process.Pid
 }

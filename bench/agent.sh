@@ -130,5 +130,5 @@ if ((SOAK > 0)); then
 	kill $spin1 $spin2 2>/dev/null || true
 	measure soak "$SOAK" "$bin" agent --all --otlp "127.0.0.1:$port" --otlp-insecure
 	grep -h "stopped after" "$tmp/soak.err" | sed 's/^/       /'
-	grep -h "window" "$tmp/soak.err" | tail -1 | sed 's/^/       last window: /'
+	grep -h "^cctop agent: window " "$tmp/soak.err" | tail -1 | sed 's/^/       last window: /'
 fi

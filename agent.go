@@ -88,7 +88,7 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	}
 	logf("sampling %s, windows of %s%s", ws.Describe(), window.d, fl.where())
 	local := newLocalProfile()
-	n := 0
+	cut, empty := 0, 0
 	for {
 		win, err := ws.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -99,17 +99,24 @@ func cmdAgent(args []string, stderr io.Writer) error {
 			fl.close(context.Background())
 			return err
 		}
-		n++
 		if err := fl.err(); err != nil {
 			ws.Close(stderr)
 			return err
 		}
-		fl.push(win)
+		cut++
+		note := ""
+		if win.Empty() {
+			// Nothing to say: a collector would drop it unread.
+			empty++
+			note = " (empty: not sent)"
+		} else {
+			fl.push(win)
+		}
 		if *out != "" {
 			local.add(win)
 		}
-		logf("window %d (%.1fs): %d processes, %d samples%s; symbols %.1f of %d MiB; %s", n, win.Duration.Seconds(), len(win.Processes), win.Samples,
-			lostNote(win.Lost), float64(win.Symbols.Bytes)/(1<<20), win.Symbols.Budget>>20, fl.status())
+		logf("window %d (%.1fs): %d processes, %d samples%s%s; symbols %.1f of %d MiB; %s", cut, win.Duration.Seconds(), len(win.Processes), win.Samples,
+			lostNote(win.Lost), note, float64(win.Symbols.Bytes)/(1<<20), win.Symbols.Budget>>20, fl.status())
 	}
 	ws.Close(stderr)
 	// The last windows go out within the flush deadline; the local
@@ -117,7 +124,7 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	fctx, cancel := context.WithTimeout(context.Background(), flush.d)
 	defer cancel()
 	ferr := fl.close(fctx)
-	logf("stopped after %d windows; %s", n, fl.status())
+	logf("stopped after %d windows with samples and %d without; %s", cut-empty, empty, fl.status())
 	if *out != "" {
 		if err := local.write(*out); err != nil {
 			return err

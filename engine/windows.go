@@ -45,6 +45,17 @@ type Window struct {
 	Symbols symbol.MemStats
 }
 
+// Empty says the window holds nothing: no process has a sample or time
+// off the CPU in it.
+func (w *Window) Empty() bool {
+	for _, p := range w.Processes {
+		if !p.Tree.Total().IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
 // ProcessProfile is one process's part of a window.
 type ProcessProfile struct {
 	Process Process

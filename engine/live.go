@@ -205,20 +205,10 @@ func (l *Live) apply(a tui.Action) {
 		l.paused = !l.paused
 	case tui.Reset:
 		// A new tree and log; the sampler keeps running.
-		nb := newSessionBuilder(l.b.res, l.plan, l.sess)
-		nb.entries = l.b.entries
-		if l.b.weights != nil && nb.weights != nil {
-			// The panel's history is of the target, not of the profile.
-			nb.weights.timeline, nb.weights.latency = l.b.weights.timeline, l.b.weights.latency
-			nb.weights.trigger = l.b.weights.trigger
-		}
-		if l.b.off != nil {
-			nb.off = l.b.off.carry(monoNow())
-		}
 		if l.exactRun == nil && l.b.weights != nil && len(l.b.weights.exact) > 0 {
 			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
 		}
-		l.b = nb
+		l.b = successor(l.b, l.plan, l.sess, monoNow())
 		l.start = time.Now()
 		l.send(tui.StatusMsg{Text: "profile reset"})
 	case tui.RateUp, tui.RateDown:

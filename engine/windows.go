@@ -163,7 +163,8 @@ func (w *Windows) Close(stderr io.Writer) {
 // successor is the builder that takes a session's samples after b: a new
 // tree and sample log, with what belongs to the target rather than to the
 // profile carried over (symbols, the armed entries, the counters panel's
-// history, threads off the CPU since before now).
+// history, which is of the target, threads off the CPU since before now).
+// A window's cut and the TUI's reset both start one.
 func successor(b *builder, plan *Plan, sess *sampler.Session, now uint64) *builder {
 	nb := newSessionBuilder(b.res, plan, sess)
 	nb.entries = b.entries

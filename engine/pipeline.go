@@ -68,10 +68,6 @@ type builder struct {
 	// periods are ns, so that on-CPU time adds to it as wall time.
 	off   *offCPU
 	clock bool
-	// procsUnread counts the processes of a system-wide session whose
-	// mappings could not be read from /proc when first seen: gone
-	// already, or refused.
-	procsUnread uint64
 	// pids is the process of each thread sampled, in a system-wide
 	// session, where a profile is cut by process: the session forgets a
 	// thread at its exit, its samples in the tree stay (nil otherwise).
@@ -119,10 +115,9 @@ func (b *builder) handle(batch *sampler.Batch) {
 			}
 		case sampler.KindNewProcess:
 			// First seen by a system-wide session: the kernel
-			// reported its mappings before, if ever.
-			if b.res.LoadProc(int(r.PID)) != nil {
-				b.procsUnread++
-			}
+			// reported its mappings before, if ever. A process gone
+			// already, or refused, keeps its frames unnamed.
+			b.res.LoadProc(int(r.PID))
 		case sampler.KindGone:
 			b.res.Exit(int(r.PID))
 		case sampler.KindSwitch:

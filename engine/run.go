@@ -141,10 +141,7 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{cfg: cfg, sess: sess, b: b, start: start, plan: plan, procs: newProcessBook()}
-	if !cfg.AllProcesses {
-		rec.procs.see(uint32(sess.PID())) // while it runs: a launched target may be gone at the end
-	}
+	rec := &Recording{cfg: cfg, sess: sess, b: b, start: start, plan: plan, procs: bookOf(cfg, sess)}
 	arm := newArmer(plan, sess)
 	rec.arm = arm
 	for {

@@ -26,7 +26,6 @@ type Windows struct {
 	start  time.Time // of the window being filled
 	procs  *processBook
 	done   bool
-	stderr io.Writer
 }
 
 // Window is one cut of a continuous run: the profile of each process
@@ -74,12 +73,8 @@ func StartWindows(cfg sampler.Config, plan *Plan, length time.Duration, stderr i
 	if err != nil {
 		return nil, err
 	}
-	w := &Windows{cfg: cfg, plan: plan, sess: sess, b: b, arm: newArmer(plan, sess),
-		length: length, start: start, procs: newProcessBook(), stderr: stderr}
-	if !cfg.AllProcesses {
-		w.procs.see(uint32(sess.PID()))
-	}
-	return w, nil
+	return &Windows{cfg: cfg, plan: plan, sess: sess, b: b, arm: newArmer(plan, sess),
+		length: length, start: start, procs: bookOf(cfg, sess)}, nil
 }
 
 // Next samples until the window being filled is due, ctx ends or the
@@ -130,10 +125,7 @@ func (w *Windows) cut() *Window {
 		fs := b.applyFlow()
 		rec.flow = &fs
 	}
-	meta := profileMeta(w.cfg, rec)
-	meta.Comments[0] = "cctop agent"
-	win := &Window{Start: w.start, Duration: now.Sub(w.start), Samples: b.samples, Lost: w.sess.Stats().Lost}
-	win.Processes = w.procs.split(w.cfg, w.sess, b, meta)
+	win := rec.window(w.procs, "cctop agent")
 	// The binaries of processes gone go with the window that named them:
 	// on a host whose processes come and go, the budget is then the
 	// bound, not the usual footprint.
@@ -202,16 +194,28 @@ func moduleInfo(b *builder) map[string]cct.Module {
 	return mods
 }
 
-// Window is the whole recording as one window, for a one-off push.
-func (r *Recording) Window() *Window {
+// window is r's profile as a window, split by process through procs; its
+// comments name the command that made it.
+func (r *Recording) window(procs *processBook, command string) *Window {
 	m := profileMeta(r.cfg, r)
-	procs := r.procs
-	if procs == nil {
-		procs = newProcessBook()
-	}
+	m.Comments[0] = command
 	return &Window{Start: r.start, Duration: r.elapsed, Samples: r.b.samples, Lost: r.sess.Stats().Lost,
 		Processes: procs.split(r.cfg, r.sess, r.b, m)}
 }
+
+// bookOf is the process book of a session: a target's process is read
+// while it runs (a launched target may be gone at the end); with
+// AllProcesses each is read when a window first names it.
+func bookOf(cfg sampler.Config, sess *sampler.Session) *processBook {
+	pb := newProcessBook()
+	if !cfg.AllProcesses {
+		pb.see(uint32(sess.PID()))
+	}
+	return pb
+}
+
+// Window is the whole recording as one window, for a one-off push.
+func (r *Recording) Window() *Window { return r.window(r.procs, "cctop record") }
 
 // Window is the live profile as one window, for a push when the TUI quits.
 // Call it once Run has returned: it reads the aggregator's builder.
@@ -220,8 +224,7 @@ func (l *Live) Window() *Window {
 		l.b.weights.apply(l.b.tree, l.viewState.params.Alpha)
 	}
 	rec := &Recording{cfg: l.sess.Config(), sess: l.sess, b: l.b, plan: l.plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
-	m := profileMeta(l.sess.Config(), rec)
-	m.Comments[0] = "cctop top"
-	return &Window{Start: l.start, Duration: rec.elapsed, Samples: l.b.samples, Lost: l.sess.Stats().Lost,
-		Symbols: l.b.res.MemStats(), Processes: newProcessBook().split(l.sess.Config(), l.sess, l.b, m)}
+	win := rec.window(newProcessBook(), "cctop top")
+	win.Symbols = l.b.res.MemStats()
+	return win
 }

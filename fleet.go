@@ -61,6 +61,7 @@ type fleet struct {
 	// is what it found wrong, if anything (top shows both).
 	checking atomic.Bool
 	checkErr atomic.Pointer[error]
+	logf     func(string, ...any) // the command's log lines
 }
 
 // open starts the exporter of --otlp (nil without it) and checks the
@@ -101,7 +102,7 @@ func (f *otlpFlags) start(logf func(string, ...any), wait bool) (*fleet, error) 
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	fl := &fleet{exp: exp, host: host, service: f.service, addr: f.endpoint}
+	fl := &fleet{exp: exp, host: host, service: f.service, addr: f.endpoint, logf: logf}
 	fl.checking.Store(true)
 	check := func() error {
 		// A wrong CA or a server that is no collector ends the run; a
@@ -170,7 +171,7 @@ func (fl *fleet) push(win *engine.Window) {
 		procs = append(procs, otlp.Process{Resource: fl.resource(p.Process), Tree: p.Tree, Meta: p.Meta})
 	}
 	if err := otlp.Append(ps, procs...); err != nil {
-		fmt.Fprintf(os.Stderr, "cctop agent: window not sent: %v\n", err)
+		fl.logf("window not sent: %v", err)
 		return
 	}
 	fl.exp.Enqueue(ps)

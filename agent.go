@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"time"
 
@@ -17,6 +18,9 @@ import (
 // (not 20, to stay out of step with timers), a few samples a second per
 // busy thread, a cost a host does not notice.
 const agentHz = 19
+
+// agentRingBytes is the agent's ring size a CPU: 512 KiB, as perf record's.
+const agentRingBytes = 512 << 10
 
 func cmdAgent(args []string, stderr io.Writer) error {
 	fs, tf := newTargetFlags("agent")
@@ -71,6 +75,13 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	// shorter window): the agent wakes a few times a window, not ten
 	// times a second.
 	cfg.PollInterval = min(time.Second, window.d/4)
+	// Rings of half a MiB a CPU, perf record's default, that wake the
+	// reader when half full: at 19 Hz with 8 KiB stack copies that is
+	// 1.5 s of a busy CPU, so the poll wakes it first, once a second,
+	// where a quarter of the smallest rings woke it three times a
+	// second a CPU, each wake-up costing the runtime's scheduling again.
+	cfg.RingPages = max(cfg.RingPages, agentRingBytes/os.Getpagesize())
+	cfg.WakeupDiv = 2
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "cctop agent: "+format+"\n", args...)
 	}

@@ -369,3 +369,75 @@ func TestAgentAttach(t *testing.T) {
 		t.Errorf("the attached process did not survive the agent: %v", err)
 	}
 }
+
+// TestAgentAll: `cctop agent --all` samples every process of the host. A
+// Go workload started beside it is there under its pid, its hot stacks
+// unwound from the stack copies down to the goroutine's root (names only:
+// the agent reads no DWARF, and leaves a Go binary's .debug_frame for the
+// pclntab), and the agent's own samples are not.
+func TestAgentAll(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if os.Geteuid() != 0 {
+		t.Skip("--all needs root or CAP_PERFMON here")
+	}
+	w := exec.Command(cctopBin, "workload", "spin", "-loop")
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Process.Kill(); w.Wait() }()
+	dir := t.TempDir()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "agent", "--all", "-o", "local.pb.gz", "--window", "1s", "-d", "4s", "-F", "99")
+	if code != 0 {
+		t.Fatalf("agent exit %d:\n%s", code, stderr)
+	}
+	p := testutil.ReadProfile(t, filepath.Join(dir, "local.pb.gz"))
+	si := -1
+	for i, st := range p.SampleType {
+		if st.Type == "samples" {
+			si = i
+		}
+	}
+	if si < 0 {
+		t.Fatalf("no samples type: %v", p.SampleType)
+	}
+	pids := map[int64]bool{}
+	var leaf, rooted, own int64
+	for _, s := range p.Sample {
+		for _, pid := range s.NumLabel["pid"] {
+			pids[pid] = true
+		}
+		var names []string
+		for _, loc := range s.Location {
+			for _, ln := range loc.Line {
+				names = append(names, ln.Function.Name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		n := s.Value[si]
+		if strings.Contains(strings.Join(names, " "), "github.com/cctop/cctop/engine.") {
+			own += n
+		}
+		if names[0] != "github.com/cctop/cctop/workload.spinLeaf" {
+			continue
+		}
+		if pid := s.NumLabel["pid"]; len(pid) != 1 || pid[0] != int64(w.Process.Pid) {
+			t.Errorf("a spinLeaf sample labelled pid %v, the workload is %d", pid, w.Process.Pid)
+		}
+		leaf += n
+		if names[len(names)-1] == "runtime.goexit" {
+			rooted += n
+		}
+	}
+	t.Logf("%d processes; spinLeaf %d samples, %d rooted at runtime.goexit; %d of the agent's own", len(pids), leaf, rooted, own)
+	if leaf < 50 {
+		t.Errorf("the busy workload has %d samples in 4 s at 99 Hz", leaf)
+	}
+	if rooted < leaf*95/100 {
+		t.Errorf("%d of %d spinLeaf stacks reach runtime.goexit", rooted, leaf)
+	}
+	if own > 0 {
+		t.Errorf("%d samples of the agent's own engine", own)
+	}
+}

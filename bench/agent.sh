@@ -15,8 +15,10 @@
 #           collector/ (the collector's own CPU is not counted, as perf's disk
 #           is not)
 #
-# For each it prints CPU seconds used (utime+stime of the profiler's process
-# and its threads), peak RSS (VmHWM) and RSS every tenth of the run, and for
+# For each it prints CPU seconds used over the profiler's whole life, exit
+# included (utime+stime from its rusage: perf record reads its file again
+# for build IDs after the SIGINT, the agent sends its last window), the CPU
+# at the SIGINT, peak RSS (maxrss) and RSS every tenth of the run, and for
 # cctop the windows sent and dropped; then cctop's CPU and peak RSS over
 # perf's. With SOAK_SECONDS (the issue's soak: 1800), the agent then runs
 # alone that long under the same churn (the busy threads stopped; whatever
@@ -45,6 +47,7 @@ cleanup() {
 trap cleanup EXIT
 (cd "$root" && go build -o "$tmp/cctop" .)
 go build -C "$root/collector" -o "$tmp/collector" .
+(cd "$root" && go build -o "$tmp/rusage" ./bench/rusage)
 bin=$tmp/cctop
 
 # The collector, on a free port.
@@ -90,29 +93,37 @@ cpu_s() { # utime+stime of a process and its threads, in seconds
 	awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
-hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 # measure NAME SECONDS CMD...: runs CMD for SECONDS, prints its figures and
-# leaves "cpu hwm" in $tmp/NAME.fig.
+# leaves "cpu hwm" in $tmp/NAME.fig: CPU over its whole life and peak RSS,
+# from its rusage at exit (bench/rusage), so that the work each does after
+# the SIGINT counts (perf record's build-id pass over its file; the agent's
+# last window); CPU at the SIGINT is printed too.
 measure() {
 	local name=$1 secs=$2; shift 2
-	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-	local p=$!
-	local trend="" cpu=0 hwm=0
+	rm -f "$tmp/$name.ru" "$tmp/$name.ru.pid"
+	"$tmp/rusage" "$tmp/$name.ru" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	local w=$!
+	for _ in $(seq 100); do [[ -s $tmp/$name.ru.pid ]] && break; sleep 0.01; done
+	local p
+	p=$(cat "$tmp/$name.ru.pid")
+	local trend="" cpu=0
 	for ((s = 1; s <= secs; s++)); do
 		sleep 1
-		kill -0 $p 2>/dev/null || { cat "$tmp/$name.err"; die "$name ended early"; }
-		cpu=$(cpu_s $p); hwm=$(hwm_kb $p)
+		kill -0 "$p" 2>/dev/null || { cat "$tmp/$name.err"; die "$name ended early"; }
+		cpu=$(cpu_s "$p")
 		if ((s % (secs / 10 > 0 ? secs / 10 : 1) == 0)); then
-			trend+=" $(awk -v k="$(rss_kb $p)" 'BEGIN { printf "%.0f", k / 1024 }')"
+			trend+=" $(awk -v k="$(rss_kb "$p")" 'BEGIN { printf "%.0f", k / 1024 }')"
 		fi
 	done
-	kill -INT $p
-	wait $p || true
-	printf '%-6s %5d s  cpu %7.2f s (%5.2f%% of one CPU)  peak RSS %6.1f MiB  RSS every tenth (MiB):%s\n' \
-		"$name" "$secs" "$cpu" "$(awk -v c="$cpu" -v s="$secs" 'BEGIN { print 100 * c / s }')" \
+	kill -INT "$p"
+	wait "$w" || true
+	local total hwm
+	read -r total hwm <"$tmp/$name.ru" || die "$name: no rusage"
+	printf '%-6s %5d s  cpu %7.2f s (%5.2f%% of one CPU; %.2f s at the SIGINT)  peak RSS %6.1f MiB  RSS every tenth (MiB):%s\n' \
+		"$name" "$secs" "$total" "$(awk -v c="$total" -v s="$secs" 'BEGIN { print 100 * c / s }')" "$cpu" \
 		"$(awk -v k="$hwm" 'BEGIN { print k / 1024 }')" "$trend"
-	echo "$cpu $hwm" >"$tmp/$name.fig"
+	echo "$total $hwm" >"$tmp/$name.fig"
 }
 
 echo "host: $(nproc) CPUs, load: 2 x spin -threads 2, churn $CHURN processes/s"

@@ -122,9 +122,13 @@ func (s *Session) buildAttrs() error {
 			a.Sample = g.Freq
 			a.Bits |= unix.PerfBitFreq
 		}
-		// Wake the reader when a quarter of the ring is full; the poll
-		// timeout bounds latency at low rates.
-		a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / 4)
+		// Wake the reader when a quarter of the ring is full (or what
+		// WakeupDiv says); the poll timeout bounds latency at low rates.
+		div := s.cfg.WakeupDiv
+		if div < 2 {
+			div = 4
+		}
+		a.Wakeup = uint32(s.cfg.RingPages * os.Getpagesize() / div)
 		ga.leader = a
 		ga.format = Format{SampleType: a.Sample_type, ReadFormat: a.Read_format, SampleIDAll: true,
 			RegsUser: a.Sample_regs_user, EntryProbe: ga.entry, Period: fixed, BranchType: a.Branch_sample_type}

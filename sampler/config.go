@@ -63,6 +63,10 @@ type Config struct {
 	Follow bool
 	// PollInterval bounds how long records wait in the rings.
 	PollInterval time.Duration
+	// WakeupDiv sets when a ring wakes the reader: when 1/WakeupDiv of
+	// it is full (0: 4, a quarter). An always-on agent wakes on its poll
+	// interval instead, with rings that hold more than one (2: half).
+	WakeupDiv int
 	// OffCPU records the target's context switches (KindSwitch) and the
 	// stacks of its threads off the CPU (Record.OffCPU): a sample at
 	// every switch out where the kernel lets cctop sample kernel events,

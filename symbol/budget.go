@@ -190,21 +190,26 @@ func (c *moduleCache) evict(mod *module) {
 // overBudget reports whether the call that ends now must trim.
 func (c *moduleCache) overBudget() bool { return c.bytes > c.limit }
 
-// DropUnmapped evicts every module no live process maps, and returns how
-// many. An agent calls it between windows: on a host where processes come
-// and go, the binaries of those gone are likely not to run again soon, and
-// holding them until the budget is reached would make the budget the usual
-// footprint rather than the bound.
+// DropUnmapped evicts every module that no live process maps and that no
+// call used since the previous DropUnmapped, and returns how many. An
+// agent calls it between windows: on a host where processes come and go,
+// the binaries of those gone are likely not to run again soon, and holding
+// them until the budget is reached would make the budget the usual
+// footprint rather than the bound. A module used in the window that ends
+// stays one more: a shell script's short-lived commands (sh, tr, the C
+// library) are each gone at every cut but back in the next window, and
+// dropping them made every window read their symbol tables again.
 func (r *Resolver) DropUnmapped() int {
 	c := &r.mods
 	c.clock++ // between calls: no module is in use
 	r.markLive()
 	n := 0
 	for _, mod := range c.byFile {
-		if mod.live != c.epoch {
+		if mod.live != c.epoch && mod.used <= c.dropped {
 			c.evict(mod)
 			n++
 		}
 	}
+	c.dropped = c.clock
 	return n
 }

@@ -487,4 +487,13 @@ func TestDropUnmapped(t *testing.T) {
 	if after := frames(live); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("after the drop, frames %v; before %v", after, before)
 	}
+	// Used in the window that ends, gone at its cut: kept one more
+	// window, then dropped.
+	r.Exit(live)
+	if n := r.DropUnmapped(); n != 0 {
+		t.Errorf("modules used since the last drop: %d dropped", n)
+	}
+	if n := r.DropUnmapped(); n == 0 || r.MemStats().Modules != len(r.mods.vdso) {
+		t.Errorf("a window later: %d dropped, %+v", n, r.MemStats())
+	}
 }

@@ -44,6 +44,9 @@ type moduleCache struct {
 	// clock of the last call that used it.
 	clock uint64
 	epoch uint64 // for marking the modules live processes map (budget.go)
+	// dropped is the clock of the last DropUnmapped: a module used
+	// after it was used in the window since.
+	dropped uint64
 
 	evictions, reloads uint64
 }
@@ -234,7 +237,7 @@ func loadFile(pid int, m *Mapping, lines bool) *module {
 		return newModule()
 	}
 	mod := loadELF(f, st.Size(), strings.TrimSuffix(m.Path, " (deleted)"), open, lines)
-	loadUnwind(f, mod)
+	loadUnwind(f, mod, lines)
 	if len(m.BuildID) > 0 && len(mod.buildID) > 0 && string(m.BuildID) != string(mod.buildID) {
 		// The file on disk is not what was mapped (upgraded since): its
 		// symbols would name the wrong code.

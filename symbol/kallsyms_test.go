@@ -2,6 +2,7 @@ package symbol
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,5 +86,22 @@ func TestLookupKernel(t *testing.T) {
 	got := r.LookupKernel(addr+4, nil)
 	if len(got) != 1 || got[0].Func != "schedule" || got[0].Module != "[kernel.kallsyms]" || got[0].Addr != addr+4 {
 		t.Errorf("LookupKernel(schedule+4) = %+v", got)
+	}
+}
+
+// BenchmarkParseKallsyms parses this machine's /proc/kallsyms, read once
+// into memory: what an agent pays at its start, besides the kernel's own
+// formatting of the table (`time cat /proc/kallsyms`).
+func BenchmarkParseKallsyms(b *testing.B) {
+	data, err := os.ReadFile("/proc/kallsyms")
+	if err != nil || len(data) == 0 {
+		b.Skip("no /proc/kallsyms")
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if k := parseKallsymsSized(bytes.NewReader(data), 160<<10); len(k.addrs) == 0 {
+			b.Fatal("no symbols")
+		}
 	}
 }

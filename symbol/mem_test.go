@@ -39,7 +39,7 @@ func TestMemEstimate(t *testing.T) {
 		}
 		before := heapAlloc()
 		mod := loadELF(f, st.Size(), path, os.Open, true)
-		loadUnwind(f, mod)
+		loadUnwind(f, mod, true)
 		f.Close()
 		c := newModuleCache()
 		c.insert(fileKey{path: path}, mod)

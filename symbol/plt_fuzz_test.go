@@ -44,7 +44,7 @@ func FuzzPLT(f *testing.F) {
 		}
 
 		mod := loadELF(bytes.NewReader(data), int64(len(data)), "", nil, true)
-		loadUnwind(bytes.NewReader(data), mod)
+		loadUnwind(bytes.NewReader(data), mod, true)
 		mod.base = "fuzz"
 		var addrs []uint64
 		for i, c := range cands {

@@ -24,7 +24,7 @@ func fileModule(t *testing.T, path string) *module {
 		t.Fatal(err)
 	}
 	mod := loadELF(f, st.Size(), path, nil, true)
-	loadUnwind(f, mod)
+	loadUnwind(f, mod, true)
 	mod.base = ModuleBase(path)
 	return mod
 }

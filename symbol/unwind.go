@@ -102,7 +102,10 @@ type cachedRule struct {
 // loadUnwind reads the call frame information of an ELF image. It is
 // separate from loadELF's names: a binary without symbols can still have
 // CFI, and this is all that unwinding needs.
-func loadUnwind(r io.ReaderAt, mod *module) {
+//
+// With lines false (names only: an agent), a Go module's .debug_frame is
+// left unread: goStep unwinds its Go code from the pclntab.
+func loadUnwind(r io.ReaderAt, mod *module, lines bool) {
 	u := &unwindInfo{rules: make(map[uint64]cachedRule), acct: &mod.acct}
 	for _, s := range mod.sources {
 		if g, ok := s.(*goTable); ok {
@@ -111,7 +114,11 @@ func loadUnwind(r io.ReaderAt, mod *module) {
 	}
 	mod.acct.add(int64(unsafe.Sizeof(*u)))
 	if f, err := elf.NewFile(r); err == nil {
-		if t, err := cfi.Load(f); err == nil && t.Len() > 0 {
+		load := cfi.Load
+		if u.go_ != nil && !lines {
+			load = cfi.LoadEH
+		}
+		if t, err := load(f); err == nil && t.Len() > 0 {
 			u.cfi = t
 			mod.acct.add(t.Bytes())
 		}

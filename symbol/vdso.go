@@ -28,7 +28,7 @@ func (r *Resolver) vdsoModule(pid int, m *Mapping) *module {
 		img = selfVDSO()
 	}
 	mod := loadELF(bytes.NewReader(img), int64(len(img)), "", nil, true)
-	loadUnwind(bytes.NewReader(img), mod)
+	loadUnwind(bytes.NewReader(img), mod, true)
 	// Never evicted: one or two small images per kernel, and a reload
 	// could no longer read a 32-bit process's image from the process.
 	r.mods.vdso[size] = mod

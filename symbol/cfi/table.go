@@ -52,7 +52,15 @@ type input struct {
 //
 // .eh_frame_hdr is not read: its search table covers .eh_frame only, while
 // the index built here covers both sections and costs one pass.
-func Load(f *elf.File) (*Table, error) {
+func Load(f *elf.File) (*Table, error) { return loadSections(f, true) }
+
+// LoadEH is Load without .debug_frame: for a Go binary, whose pclntab
+// locates every Go frame's return address as well, and whose .debug_frame
+// is compressed (inflating a 20 MB binary's was most of an agent's first
+// look at it), while .eh_frame, if any, covers the C code linked in.
+func LoadEH(f *elf.File) (*Table, error) { return loadSections(f, false) }
+
+func loadSections(f *elf.File, debugFrame bool) (*Table, error) {
 	in := input{addrSize: 8}
 	if f.Class == elf.ELFCLASS32 {
 		in.addrSize = 4
@@ -61,8 +69,10 @@ func Load(f *elf.File) (*Table, error) {
 	if in.eh, in.ehAddr, err = sectionData(f, ".eh_frame"); err != nil {
 		return nil, err
 	}
-	if in.debug, _, err = sectionData(f, ".debug_frame"); err != nil {
-		return nil, err
+	if debugFrame {
+		if in.debug, _, err = sectionData(f, ".debug_frame"); err != nil {
+			return nil, err
+		}
 	}
 	if s := f.Section(".text"); s != nil {
 		in.text = s.Addr

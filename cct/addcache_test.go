@@ -29,17 +29,21 @@ func TestAddCacheAndLazyTotals(t *testing.T) {
 	}
 	// want[id] is what a node's self should be; path sums make totals.
 	want := map[NodeID]int64{}
+	wantThread := map[threadKey]int64{}
 	for i := range 5000 {
 		s := stacks[rng.Intn(len(stacks))]
 		if i == 2500 {
 			// A planted wrong shortcut: the stack's hash names another node.
-			tr.stacks[hashStack(s)] = NodeID(tr.Len() - 1)
+			// (and another node's thread self).
+			key, _ := stackKey(s, uint32(i%3))
+			tr.stacks[key] = cachedStack{NodeID(tr.Len() - 1), int32(len(tr.threads) - 1)}
 		}
 		id := tr.Add(s, uint32(i%3), Metrics{Samples: 1, Time: 10})
 		if got := tr.insert(s); got != id {
 			t.Fatalf("sample %d: Add gave node %d, the walk from the root %d", i, id, got)
 		}
 		want[id]++
+		wantThread[threadKey{id, uint32(i % 3)}]++
 		if i%97 == 0 {
 			tr.Node(id) // a read between adds settles the totals
 		}
@@ -56,6 +60,17 @@ func TestAddCacheAndLazyTotals(t *testing.T) {
 	for id := range totals {
 		if got := tr.Node(NodeID(id)).Total; got.Samples != totals[id] || got.Time != 10*totals[id] {
 			t.Errorf("node %d: total %+v, want %d samples", id, got, totals[id])
+		}
+	}
+	for k, n := range wantThread {
+		var got int64
+		for _, ts := range tr.Threads(k.node) {
+			if ts.TID == k.tid {
+				got = ts.Self.Samples
+			}
+		}
+		if got != n {
+			t.Errorf("node %d thread %d: self %d, want %d", k.node, k.tid, got, n)
 		}
 	}
 	if tr.Total().Samples != 5000 {

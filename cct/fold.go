@@ -102,6 +102,7 @@ func (t *Tree) Fold(keep int) (remap []NodeID, folded int) {
 		firstChild:  NoNode,
 		nextSibling: NoNode,
 		firstThread: -1,
+		ident:       rootIdent,
 	})
 	remap = make([]NodeID, len(t.nodes))
 	kept := make([]bool, len(t.nodes))
@@ -160,16 +161,17 @@ func (t *Tree) SamplesOf(name string) int64 {
 
 // addThread adds m to the self of id on thread tid only, not to the node: addSelf has
 // done that, or Fold, which moves per-thread selfs onto nodes it has summed already.
-func (t *Tree) addThread(id NodeID, tid uint32, m Metrics) {
+func (t *Tree) addThread(id NodeID, tid uint32, m Metrics) int32 {
 	k := threadKey{id, tid}
 	if i, ok := t.threadIndex[k]; ok {
 		t.threads[i].m.Add(m)
-		return
+		return i
 	}
 	i := int32(len(t.threads))
 	t.threads = append(t.threads, threadSelf{tid: tid, next: t.nodes[id].firstThread, m: m})
 	t.nodes[id].firstThread = i
 	t.threadIndex[k] = i
+	return i
 }
 
 // Remap moves per-node values w of a tree before Fold onto the folded tree's n nodes,

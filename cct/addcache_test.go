@@ -83,3 +83,35 @@ func TestAddCacheAndLazyTotals(t *testing.T) {
 		t.Error("a clone with stale totals")
 	}
 }
+
+// TestSettledReadsDoNotWrite: once settled, a tree is read by several
+// goroutines at once without a race (go test -race): the fileSource's trees
+// are, by the TUI and under the source's lock.
+func TestSettledReadsDoNotWrite(t *testing.T) {
+	tr := New()
+	f := tr.Intern(Func{Name: "f"})
+	g := tr.Intern(Func{Name: "g"})
+	for i := range 100 {
+		tr.Add([]Frame{{Func: f, Addr: uint64(i % 4)}, {Func: g}}, 1, Metrics{Samples: 1})
+	}
+	tr.Settle()
+	if tr.stale {
+		t.Fatal("stale after Settle")
+	}
+	done := make(chan int64)
+	for range 4 {
+		go func() {
+			var sum int64
+			for id := range tr.Len() {
+				sum += tr.Node(NodeID(id)).Total.Samples
+				tr.Children(NodeID(id))
+			}
+			done <- sum
+		}()
+	}
+	for range 4 {
+		if sum := <-done; sum != 100+100+100 {
+			t.Errorf("totals sum to %d, want 300 (root, g, f)", sum)
+		}
+	}
+}

@@ -287,6 +287,15 @@ func (t *Tree) addSelf(id NodeID, tid uint32, m Metrics) int32 {
 	return t.addThread(id, tid, m)
 }
 
+// Settle brings the totals Add deferred up to date. A tree read by other
+// goroutines must be settled first (Clone's copy is): a read of a stale
+// tree settles it, which writes.
+func (t *Tree) Settle() {
+	if t.stale {
+		t.settle()
+	}
+}
+
 // settle sets every total to its self plus its children's totals. A
 // child's id is always above its parent's (a node is appended after its
 // parent, by Add and by Fold), so one pass from the last node down does it.

@@ -121,6 +121,9 @@ func newFileSource(path, basePath string) (*fileSource, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The trees are read by the TUI's goroutine and under the source's
+	// lock at once: their totals are settled now, so that no read writes.
+	t.Settle()
 	s := &fileSource{name: filepath.Base(path), tree: t, meta: m, msgs: make(chan tea.Msg, 8)}
 	// The file's estimates are at the alpha it was recorded with.
 	var alpha float64
@@ -131,6 +134,7 @@ func newFileSource(path, basePath string) (*fileSource, error) {
 		if s.base, bm, err = readTree(basePath); err != nil {
 			return nil, err
 		}
+		s.base.Settle()
 		s.baseCalls = bm.Calls
 		comparison = "base file"
 		s.name += " vs " + filepath.Base(basePath)

@@ -15,9 +15,7 @@ type FuncStat struct {
 // Flat returns every function that appears in the tree, by Self.Time descending (then
 // Self.Samples, Total.Time, Total.Samples descending, then name).
 func (t *Tree) Flat() []FuncStat {
-	if t.stale {
-		t.settle()
-	}
+	t.Settle()
 	stats := make([]FuncStat, len(t.funcs))
 	present := make([]bool, len(t.funcs))
 	// onPath counts the frames of each function between the root and the current node: a

@@ -48,9 +48,7 @@ func (t *Tree) Fold(keep int) (remap []NodeID, folded int) {
 	if len(t.nodes) <= keep {
 		return nil, 0
 	}
-	if t.stale {
-		t.settle()
-	}
+	t.Settle()
 	score := func(id int) int64 { return t.nodes[id].Total.Samples }
 	// The smallest threshold whose kept nodes plus the [other] nodes they need fit in keep:
 	// raising it never adds nodes (a node leaving the tree adds at most its parent's

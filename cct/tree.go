@@ -111,9 +111,7 @@ func (t *Tree) Root() NodeID { return 0 }
 
 // Node returns node id by value.
 func (t *Tree) Node(id NodeID) Node {
-	if t.stale {
-		t.settle()
-	}
+	t.Settle()
 	return t.nodes[id].Node
 }
 
@@ -137,9 +135,7 @@ func (t *Tree) Add(stack []Frame, tid uint32, m Metrics) NodeID {
 	key, ident := stackKey(stack, tid)
 	if e, ok := t.stacks[key]; ok && int(e.node) < len(t.nodes) && t.nodes[e.node].ident == ident &&
 		int(e.thread) < len(t.threads) && t.threads[e.thread].tid == tid {
-		t.nodes[e.node].Self.Add(m)
-		t.nodes[0].Total.Add(m)
-		t.stale = t.stale || e.node != 0
+		t.addNode(e.node, m)
 		t.threads[e.thread].m.Add(m)
 		return e.node
 	}
@@ -279,12 +275,18 @@ func (t *Tree) ClearCalls() {
 // half of Add's time at depth 30, for totals read only when the tree is
 // shown, cut or written.
 func (t *Tree) addSelf(id NodeID, tid uint32, m Metrics) int32 {
+	t.addNode(id, m)
+	return t.addThread(id, tid, m)
+}
+
+// addNode adds m to the self of id and to the root's total, and leaves
+// the totals between stale.
+func (t *Tree) addNode(id NodeID, m Metrics) {
 	t.nodes[id].Self.Add(m)
 	t.nodes[0].Total.Add(m)
 	if id != 0 {
 		t.stale = true
 	}
-	return t.addThread(id, tid, m)
 }
 
 // Settle brings the totals Add deferred up to date. A tree read by other
@@ -313,9 +315,7 @@ func (t *Tree) settle() {
 // Children returns the children of id in display order: Total.Time, then Total.Samples,
 // descending; ties by name, call site and ID so that the order is the same on every run.
 func (t *Tree) Children(id NodeID) []NodeID {
-	if t.stale {
-		t.settle()
-	}
+	t.Settle()
 	var out []NodeID
 	for c := t.nodes[id].firstChild; c != NoNode; c = t.nodes[c].nextSibling {
 		out = append(out, c)
@@ -457,9 +457,7 @@ func (t *Tree) TIDs() []uint32 {
 func (t *Tree) Clone() *Tree {
 	// Settled here, so that the copy, read by another goroutine, never
 	// writes its totals.
-	if t.stale {
-		t.settle()
-	}
+	t.Settle()
 	c := &Tree{
 		funcs:       slices.Clone(t.funcs),
 		funcIndex:   maps.Clone(t.funcIndex),

@@ -44,8 +44,8 @@ type moduleCache struct {
 	// clock of the last call that used it.
 	clock uint64
 	epoch uint64 // for marking the modules live processes map (budget.go)
-	// dropped is the clock of the last DropUnmapped: a module used
-	// after it was used in the window since.
+	// dropped is the clock of the last DropUnmapped: a module whose
+	// used is above it was used in the window since.
 	dropped uint64
 
 	evictions, reloads uint64

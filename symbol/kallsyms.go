@@ -88,9 +88,11 @@ func parseKallsymsSized(rd io.Reader, n int) *kallsyms {
 		if len(l) == 0 && err != nil {
 			break
 		}
-		a, rest := nextByteField(l)
-		typ, rest := nextByteField(rest)
-		name, _ := nextByteField(rest)
+		// The line without its end, as a line scanner gives it.
+		l = bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r"))
+		a, rest := nextField(l)
+		typ, rest := nextField(rest)
+		name, _ := nextField(rest)
 		if len(typ) != 1 || len(name) == 0 || len(name) > math.MaxUint16 || len(a) > 16 {
 			continue
 		}
@@ -146,19 +148,6 @@ func parseKallsymsSized(rd io.Reader, n int) *kallsyms {
 	}
 	k.size = int64(len(all)) + int64(cap(k.addrs))*8 + int64(cap(k.names))*sizeString
 	return k
-}
-
-// nextByteField is nextField on bytes.
-func nextByteField(s []byte) (field, rest []byte) {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for i, c := range s {
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-			return s[:i], s[i:]
-		}
-	}
-	return s, nil
 }
 
 // parseHex parses up to 16 hex digits.

@@ -59,12 +59,16 @@ func parseMapsLine(line string) (m Mapping, exec, ok bool) {
 }
 
 // nextField skips leading blanks and returns the run of non-blank bytes and
-// what follows it.
-func nextField(s string) (field, rest string) {
-	s = strings.TrimLeft(s, " \t")
-	i := strings.IndexAny(s, " \t")
-	if i < 0 {
-		return s, ""
+// what follows it, in a string or in bytes (parseKallsyms scans its lines
+// in the reader's buffer).
+func nextField[S ~string | ~[]byte](s S) (field, rest S) {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
 	}
-	return s[:i], s[i:]
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			return s[:i], s[i:]
+		}
+	}
+	return s, s[len(s):]
 }

@@ -56,6 +56,9 @@ record flags:
   --max-nodes N   keep at most N calling contexts (default %d); colder ones fold into [other]
   --max-log N     keep the newest N samples for re-weighting call estimates (default %d)
 
+top flags (and the record flags above):
+  --refresh D     redraw for new samples every D (default 1s; keys are answered at once)
+
 agent flags (and the record flags above; the agent's defaults are -F 19 and --calls none):
   --all           every process on the host (per-CPU events; root, CAP_PERFMON or perf_event_paranoid <= 0)
   --window D      cut and push a profile every D (default 10s)

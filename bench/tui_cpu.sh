@@ -13,13 +13,16 @@
 #                uprobes on the 4 hottest functions, whose hits the *target*
 #                pays for in its own kernel time)
 #   cctop-none   the same with --calls none (sampling only)
+#   cctop-fp     --calls none --unwind fp: the kernel's frame-pointer chains
+#                and a 512-byte leaf copy, what perf top -g takes, instead
+#                of the 8 KiB stack copies a dynamically linked target gets
 #   perf-record  `perf record -F 999 -g -p PID -o FILE`: the reference. The
 #                kernel's sample records copied to a file when its rings
 #                fill up: no symbols, no aggregation, no display (perf report
 #                does that later)
 #   perf-top     `perf top -F 999 -g -p PID` in tmux (160x50): perf's own live
 #                view, which symbolizes and aggregates as cctop does (its
-#                display refreshes every 2 s, cctop's every 250 ms)
+#                display refreshes every 2 s, cctop's every 1 s: --refresh)
 #
 # For each it prints the tool's CPU (user+sys; also from the threads'
 # schedstat run times in ns, which resolve perf record's tiny figure), the
@@ -30,7 +33,8 @@
 #
 # Environment: WARM (seconds), TARGET=go (default: `cctop workload density
 # -threads 4 -loop`) or TARGET=c (a C program with 4 spinning threads, built
-# with gcc), PHASES (default "cctop cctop-none perf-record perf-top"),
+# with gcc) or TARGET=idle (a sleeping process: what watching costs when
+# nothing happens), PHASES (default "cctop cctop-none perf-record perf-top"),
 # PROFILE=1 also records where cctop's own time goes (`perf record -g -p
 # <cctop pid>` during the cctop phase) and prints the top of `perf report`;
 # CCTOP_ENV="VAR=value ..." runs cctop with those variables (GOMAXPROCS=8,
@@ -130,7 +134,12 @@ EOF
 	target_pid=$!
 	target_desc="spin4 (C, gcc -O1 -fno-omit-frame-pointer, 4 spinning threads)"
 	;;
-*) die "TARGET must be go or c" ;;
+idle)
+	sleep 1000000 &
+	target_pid=$!
+	target_desc="sleep (an idle target: the cost of watching nothing)"
+	;;
+*) die "TARGET must be go, c or idle" ;;
 esac
 sleep 1
 alive "$target_pid" || die "the target did not start"
@@ -270,6 +279,7 @@ for ph in $PHASES; do
 	case $ph in
 	cctop) run_cctop cctop ;;
 	cctop-none) run_cctop cctop-none --calls none ;;
+	cctop-fp) run_cctop cctop-fp --calls none --unwind fp ;;
 	perf-record) run_perf_record ;;
 	perf-top) run_perf_top ;;
 	*) die "unknown phase $ph" ;;
@@ -278,15 +288,20 @@ done
 
 echo
 echo "target: $target_desc; measured ${SECS}s after ${WARM}s warm-up; % of one core"
-printf '%-12s %7s %8s %9s %10s %9s %8s %12s %8s\n' phase tool% "(sys%)" "tool%(ns)" samples/s target% other% "/perf-record" "quit"
+printf '%-12s %7s %8s %9s %10s %9s %8s %12s %9s %8s\n' phase tool% "(sys%)" "tool%(ns)" samples/s target% other% "/perf-record" "/perf-top" "quit"
 ref=${R_NS[perf-record]:-}
+reftop=${R_NS[perf-top]:-}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{if (b > 0) printf "%.2fx", a / b; else print "inf"}'; }
 for ph in $PHASES; do
-	ratio=-
+	ratio=- ratiotop=-
 	if [[ -n $ref && $ph != perf-record ]]; then
-		ratio=$(awk -v a="${R_NS[$ph]}" -v b="$ref" 'BEGIN{if (b > 0) printf "%.0fx", a / b; else print "inf"}')
+		ratio=$(ratio "${R_NS[$ph]}" "$ref")
 	fi
-	printf '%-12s %7s %8s %9s %10s %9s %8s %12s %8s\n' "$ph" "${R_TOOL[$ph]}" "(${R_SYS[$ph]})" "${R_NS[$ph]}" "${R_RATE[$ph]}" \
-		"${R_TARGET[$ph]}" "${R_OTHER[$ph]}" "$ratio" "${R_EXIT[$ph]}"
+	if [[ -n $reftop && $ph != perf-top ]]; then
+		ratiotop=$(ratio "${R_NS[$ph]}" "$reftop")
+	fi
+	printf '%-12s %7s %8s %9s %10s %9s %8s %12s %9s %8s\n' "$ph" "${R_TOOL[$ph]}" "(${R_SYS[$ph]})" "${R_NS[$ph]}" "${R_RATE[$ph]}" \
+		"${R_TARGET[$ph]}" "${R_OTHER[$ph]}" "$ratio" "$ratiotop" "${R_EXIT[$ph]}"
 done
 echo "tool%: the tool's utime+stime from /proc/PID/stat over the interval, % of one core (sys% the stime part);"
 echo "tool%(ns): the same from the threads' schedstat runtimes, in ns (the ratio to perf record uses these);"

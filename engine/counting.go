@@ -48,7 +48,8 @@ type Plan struct {
 	entries map[entryKey]bool
 	unwind  unwindPlan
 	limits  limits
-	mode    string // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
+	mode    string        // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
+	refresh time.Duration // Options.Refresh
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records

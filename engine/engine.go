@@ -40,6 +40,10 @@ type Options struct {
 	// no source lines or inlined frames, a fraction of the memory (the
 	// agent's default; its backend symbolizes lines by build ID).
 	NamesOnly bool
+	// Refresh is how often the live view takes a snapshot for new
+	// samples alone (0: DefaultRefresh); what the user asks for is
+	// answered at once.
+	Refresh time.Duration
 }
 
 // Triggers (Options.Trigger).
@@ -103,6 +107,7 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 		return nil, err
 	}
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
+	plan.refresh = o.Refresh
 	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog, symbols: o.SymbolBudget, namesOnly: o.NamesOnly}
 	planBranchStack(cfg)
 	return plan, err
@@ -187,11 +192,17 @@ func (r *Recording) Close(stderr io.Writer) { closeSession(r.sess, stderr) }
 // StartLive opens a session on cfg's target for the live aggregator. The
 // caller runs it (Run) until it is done with it, then closes it (Close).
 func StartLive(cfg sampler.Config, plan *Plan, stderr io.Writer) (*Live, error) {
+	if cfg.IdlePoll == 0 {
+		// An idle target: a wake-up a second, each a snapshot's worth
+		// of nothing. The TUI's requests wake the reader (Do).
+		cfg.IdlePoll = liveIdlePoll
+	}
 	sess, b, err := startSession(cfg, plan, stderr)
 	if err != nil {
 		return nil, err
 	}
 	l := newLive(targetName(cfg, sess), sess, b, plan)
+	l.SetRefresh(plan.refresh)
 	l.launched = len(cfg.Argv) > 0
 	return l, nil
 }

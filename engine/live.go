@@ -31,12 +31,15 @@ type Live struct {
 	arm      *armer
 	actions  chan tui.Action
 	msgs     chan tea.Msg
+	poke     chan struct{} // wake's, for the loop after the target's exit
 
 	// owned by the aggregator
 	viewState  // the user's choices, as a saved profile's view has them
 	paused     bool
 	dirty      bool
 	lastSnap   time.Time
+	refresh    time.Duration // SetRefresh's
+	answer     bool          // dirty with what the user waits for: answerEvery
 	lastCount  uint64
 	lastRateAt time.Time
 	rate       float64
@@ -56,6 +59,7 @@ type Live struct {
 	// what the status line last said about the session's events
 	toldThreads int
 	toldLost    uint64
+	lostBase    uint64 // records lost before the profile's last reset
 	toldTarget  sampler.TargetState
 	toldNotes   int // of arm.notes
 
@@ -72,7 +76,7 @@ type exactRun struct {
 func newLive(target string, sess *sampler.Session, b *builder, plan *Plan) *Live {
 	l := &Live{
 		target: target, sess: sess, b: b, plan: plan, arm: newArmer(plan, sess),
-		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16),
+		actions: make(chan tui.Action, 16), msgs: make(chan tea.Msg, 16), poke: make(chan struct{}, 1), refresh: DefaultRefresh,
 		viewState: newViewState(plan.params, "uncorrected samples", plan.mode), start: time.Now(),
 	}
 	if b.weights != nil && plan.params.Density {
@@ -97,10 +101,46 @@ func (l *Live) Snapshot() tui.Snapshot {
 func (l *Live) Do(a tui.Action) {
 	select {
 	case l.actions <- a:
+		l.wake()
 	default:
 		l.send(tui.StatusMsg{Text: "busy: action dropped"})
 	}
 }
+
+// wake has the aggregator take its actions now: the next batch comes at
+// once, though the target is idle, and after the target's exit the loop
+// that serves the frozen profile runs. From any goroutine.
+func (l *Live) wake() {
+	l.sess.Wake()
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+}
+
+// answerEvery spaces the snapshots that answer the user (an action, a
+// correction finished, the target stopped): each is a copy of the tree, a
+// rebuild of the TUI's rows and a redraw of the screen. New samples alone
+// wait for the refresh interval (SetRefresh).
+const answerEvery = 200 * time.Millisecond
+
+// DefaultRefresh is how often new samples alone bring a snapshot: perf
+// top redraws every 2 s, py-spy top every second. At 5 a second, drawing
+// was a third of cctop's own CPU.
+const DefaultRefresh = time.Second
+
+// triggerShown is the header's trigger: a counting trigger whose records
+// were lost since the profile began counts short, and says so.
+func triggerShown(trigger string, lost uint64) string {
+	if lost > 0 && (trigger == triggerExact || trigger == triggerCalls) {
+		return fmt.Sprintf("%s (a lower bound: %d lost)", trigger, lost)
+	}
+	return trigger
+}
+
+// liveIdlePoll is how long the live reader waits at most while the target
+// sends nothing.
+const liveIdlePoll = time.Second
 
 func (l *Live) Msgs() <-chan tea.Msg { return l.msgs }
 
@@ -145,14 +185,19 @@ func (l *Live) run(ctx context.Context) {
 	// exit off the status line.
 	l.publish()
 	l.send(tui.StatusMsg{Text: exitReport(l.sess.Config(), l.sess) + ": the profile is frozen; browse and export it"})
-	// Keep serving actions (export, toggles) until the TUI quits.
-	t := time.NewTicker(100 * time.Millisecond)
+	// Keep serving actions (export, toggles) until the TUI quits. A
+	// snapshot held back by its 200 ms spacing goes out on the timer.
+	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
+		case <-l.poke:
 		case <-t.C:
-			l.tick()
+		}
+		l.tick()
+		if l.dirty {
+			t.Reset(max(0, l.due()-time.Since(l.lastSnap)))
 		}
 	}
 }
@@ -163,7 +208,7 @@ func (l *Live) tick() {
 		select {
 		case a := <-l.actions:
 			l.apply(a)
-			l.dirty = true
+			l.dirty, l.answer = true, true
 			continue
 		default:
 		}
@@ -171,14 +216,35 @@ func (l *Live) tick() {
 	}
 	l.tellArming()
 	if l.flow != nil && l.flow.ready.Load() {
-		l.dirty = true // a correction finished: show it
+		l.dirty, l.answer = true, true // a correction finished: show it
 	}
 	if t := l.sess.Target(); t.Stopped != l.toldTarget.Stopped || t.Stops != l.toldTarget.Stops {
 		// A stopped target sends no samples: show the stop all the same.
-		l.dirty = true
+		l.dirty, l.answer = true, true
 	}
-	if l.dirty && time.Since(l.lastSnap) >= 200*time.Millisecond {
+	if l.dirty && time.Since(l.lastSnap) >= l.due() {
 		l.publish()
+	}
+}
+
+// due is how long after the last snapshot the next may come. A profile's
+// first seconds (from the start, or a reset) are shown as they fill: the
+// first screen is what the user is waiting for.
+func (l *Live) due() time.Duration {
+	if l.answer || time.Since(l.start) < fillingFor {
+		return min(answerEvery, l.refresh)
+	}
+	return l.refresh
+}
+
+// fillingFor is how long a new profile is refreshed as an answer.
+const fillingFor = 2 * time.Second
+
+// SetRefresh sets how often new samples bring a snapshot (DefaultRefresh
+// unless set). Call it before Run.
+func (l *Live) SetRefresh(d time.Duration) {
+	if d > 0 {
+		l.refresh = d
 	}
 }
 
@@ -209,6 +275,7 @@ func (l *Live) apply(a tui.Action) {
 			l.exactRun = &exactRun{tree: l.b.tree, calls: l.b.weights.exact}
 		}
 		l.b = successor(l.b, l.plan, l.sess, monoNow())
+		l.lostBase = l.sess.Stats().Lost
 		l.start = time.Now()
 		l.send(tui.StatusMsg{Text: "profile reset"})
 	case tui.RateUp, tui.RateDown:
@@ -279,6 +346,7 @@ func (l *Live) calls(p correct.Params) []float64 {
 func (l *Live) flowCalls(p correct.Params) []float64 {
 	if l.flow == nil {
 		l.flow = newLiveFlow()
+		l.flow.wake = l.wake
 	}
 	base := l.calls(p)
 	var counts map[string]float64
@@ -376,7 +444,7 @@ func (l *Live) publish() {
 		l.collectFlow()
 	}
 	l.lastSnap = time.Now()
-	l.dirty = false
+	l.dirty, l.answer = false, false
 	l.seq++
 	st := l.sess.Stats()
 	l.tellEvents(st)
@@ -431,7 +499,7 @@ func (l *Live) publish() {
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
-			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, State: state,
+			ProbeCost: l.probeCost(), Trigger: triggerShown(l.plan.trigger, st.Lost-l.lostBase), State: state,
 		},
 	}
 	l.viewState.show(&snap, l)

@@ -28,6 +28,7 @@ type liveFlow struct {
 	running bool
 	done    chan flowJob // the finished job, capacity 1
 	ready   atomic.Bool  // a job finished: the next tick publishes
+	wake    func()       // brings the next tick now (the session's Wake)
 	started time.Time
 	// fromSamples: the last job corrected samples, no call being counted:
 	// its calls are relative frequencies.
@@ -93,6 +94,9 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, 
 		job.stats.Conservative = maps.Clone(f.x.stats.Conservative)
 		f.done <- job
 		f.ready.Store(true)
+		if f.wake != nil {
+			f.wake()
+		}
 	}()
 }
 

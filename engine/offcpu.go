@@ -30,8 +30,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
@@ -133,13 +131,7 @@ func beginOffCPU(sess *sampler.Session, b *builder, start uint64) error {
 }
 
 // monoNow is now on the records' clock when they record switches.
-func monoNow() uint64 {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
-		return 0
-	}
-	return uint64(ts.Nano())
-}
+func monoNow() uint64 { return sampler.MonoNow() }
 
 // blockedSince marks pid's threads that are asleep now as off the CPU since
 // the accounting began: a thread that blocked before the session and stays

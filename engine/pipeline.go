@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -16,9 +17,10 @@ import (
 // tree and the symbol resolver (the session owns the thread table); one
 // goroutine uses it.
 type builder struct {
-	res   *symbol.Resolver
-	tree  *cct.Tree
-	funcs map[funcKey]cct.FuncID
+	res      *symbol.Resolver
+	tree     *cct.Tree
+	funcs    map[funcKey]cct.FuncID
+	funcRefs map[uint64]funcRef // funcs by the strings' addresses
 	// reused per sample
 	frames    []symbol.Frame
 	stack     []cct.Frame
@@ -81,11 +83,34 @@ type entryKey struct {
 
 type funcKey struct{ module, name string }
 
+// funcRef is a funcKey by its strings' addresses: the symbol tables hand
+// out the same strings for a function every time, and a map keyed by one
+// word mixed from two pointers is a fraction of hashing a path and a name
+// (a fifth of ingest). The entry holds the pointers, checked on each hit,
+// and keeps the strings alive, so an address never comes to stand for
+// another name.
+type funcRef struct {
+	module, name unsafe.Pointer
+	ml, nl       int
+	id           cct.FuncID
+}
+
+// key mixes the reference into the map's key; references that collide
+// take turns in the one entry.
+func (r *funcRef) key() uint64 {
+	h := uint64(uintptr(r.module))*0x9e3779b97f4a7c15 ^ uint64(uintptr(r.name))*0xc2b2ae3d27d4eb4f
+	return h ^ uint64(r.ml)<<48 ^ uint64(r.nl)<<32
+}
+
+// maxFuncRefs bounds funcRefs: past it the map starts over, releasing
+// the names of modules the symbol budget dropped meanwhile.
+const maxFuncRefs = 1 << 16
+
 func newBuilder(res *symbol.Resolver) *builder {
 	return &builder{
 		res:   res,
 		tree:  cct.New(),
-		funcs: map[funcKey]cct.FuncID{},
+		funcs: map[funcKey]cct.FuncID{}, funcRefs: map[uint64]funcRef{},
 	}
 }
 
@@ -325,6 +350,23 @@ func (b *builder) fold() {
 // per mapping ("[vdso]", "[heap]", "[memfd:jit]") or, outside any, as
 // "[unknown]", rather than one node per address.
 func (b *builder) intern(f symbol.Frame) cct.FuncID {
+	ref := funcRef{module: unsafe.Pointer(unsafe.StringData(f.Module)), name: unsafe.Pointer(unsafe.StringData(f.Func)), ml: len(f.Module), nl: len(f.Func)}
+	k := ref.key()
+	if e, ok := b.funcRefs[k]; ok && e.module == ref.module && e.name == ref.name && e.ml == ref.ml && e.nl == ref.nl {
+		return e.id
+	}
+	ref.id = b.internName(f)
+	if !f.Unnamed { // an unnamed frame's name is made anew each time
+		if len(b.funcRefs) >= maxFuncRefs {
+			clear(b.funcRefs)
+		}
+		b.funcRefs[k] = ref
+	}
+	return ref.id
+}
+
+// internName is intern by the strings' contents.
+func (b *builder) internName(f symbol.Frame) cct.FuncID {
 	k := funcKey{f.Module, f.Func}
 	if id, ok := b.funcs[k]; ok {
 		return id

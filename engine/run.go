@@ -226,6 +226,9 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	for _, st := range rec.b.unwound.topStops(3) {
 		m.Comments = append(m.Comments, fmt.Sprintf("truncated_at=%s %.1f%% %s", st.Module, st.Percent, st.Why))
 	}
+	if lost := rec.sess.Stats().Lost; lost > 0 {
+		m.Comments = append(m.Comments, fmt.Sprintf("lost_records=%d %s", lost, lostNote(plan.trigger, lost)))
+	}
 	if b := rec.b; b.folds > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("max_nodes=%d folded_contexts=%d", b.maxNodes, b.folded))
 	}
@@ -244,6 +247,20 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 			"offcpu/nanoseconds=time off the CPU (blocked or waiting to run) by the stack it left with; wall/nanoseconds=on-CPU time plus offcpu")
 	}
 	return m
+}
+
+// lostNote says what lost records take from a profile of trigger: under
+// the exact trigger each sample is one call, so the counts are short by
+// about as many calls as records were lost (a few may have been other
+// records), and nothing says under which contexts.
+func lostNote(trigger string, lost uint64) string {
+	switch trigger {
+	case triggerExact:
+		return fmt.Sprintf("the call counts are a lower bound, short by up to %d calls in all, in contexts unknown", lost)
+	case triggerCalls:
+		return "the sample counts are a lower bound; each lost sample stood for a period of calls"
+	}
+	return "the sample counts are a lower bound"
 }
 
 // writeProfile writes t in format to path, atomically.
@@ -267,6 +284,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 		b.samples, elapsed.Seconds(), Describe(cfg), sess.ThreadsSeen(), st.Lost, st.Throttled)
 	if rec.plan != nil {
 		fmt.Fprintf(w, "cctop: trigger %s; %s\n", rec.plan.trigger, rec.plan.describe())
+		if st.Lost > 0 {
+			fmt.Fprintf(w, "cctop: %d records lost: %s\n", st.Lost, lostNote(rec.plan.trigger, st.Lost))
+		}
 		if b.weights != nil && rec.plan.trigger == triggerTime {
 			if rec.plan.cost > 0 && b.weights.runHits+b.weights.totalHits() > 0 {
 				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time over the run (budget %.0f%%%s; %d probe hits at %s)\n",

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cctop/cctop/hpm"
@@ -46,5 +47,26 @@ func TestTriggerConfig(t *testing.T) {
 	}
 	if triggerConfig(&none, triggerCalls, probes, nil, callsPeriodDefault) || triggerConfig(&none, triggerExact, hpm.Source{Kind: "none"}, nil, 1) {
 		t.Error("a calls or exact trigger with nothing counted was accepted")
+	}
+}
+
+// TestLostRecordsMarkCounts: records lost under a counting trigger make
+// its counts a lower bound, said in the live header and in the profile's
+// comment with the number lost; a time profile's header is left alone
+// (its loss shows in the lost count beside it).
+func TestLostRecordsMarkCounts(t *testing.T) {
+	if got := triggerShown(triggerExact, 0); got != triggerExact {
+		t.Errorf("no loss: header trigger %q", got)
+	}
+	for _, tr := range []string{triggerExact, triggerCalls} {
+		if got := triggerShown(tr, 17); !strings.Contains(got, "lower bound") || !strings.Contains(got, "17 lost") {
+			t.Errorf("%s with 17 lost: header trigger %q", tr, got)
+		}
+	}
+	if got := triggerShown(triggerTime, 17); got != triggerTime {
+		t.Errorf("time trigger with 17 lost: header trigger %q", got)
+	}
+	if n := lostNote(triggerExact, 17); !strings.Contains(n, "lower bound") || !strings.Contains(n, "17 calls") {
+		t.Errorf("exact trigger's note %q", n)
 	}
 }

@@ -13,12 +13,16 @@ type Batch struct {
 	stacks   []byte
 	branches []Branch
 	spans    []span // per record: where its Chain, Values, Regs, Stack and Branches live
+	// borrowStacks: add keeps a record's Stack where it is, in memory
+	// that lives as long as the batch (a chunk the session holds).
+	borrowStacks bool
 }
 
 type span struct {
 	chainOff, chainLen, valOff, valLen int32
 	regOff, regLen, stackOff, stackLen int32
 	brOff, brLen                       int32
+	stackBorrowed                      bool // Stack is not in stacks
 }
 
 func (b *Batch) reset() {
@@ -39,7 +43,11 @@ func (b *Batch) add(r *Record) {
 	b.chains = append(b.chains, r.Chain...)
 	b.values = append(b.values, r.Values...)
 	b.regs = append(b.regs, r.Regs...)
-	b.stacks = append(b.stacks, r.Stack...)
+	if b.borrowStacks {
+		sp.stackOff, sp.stackLen, sp.stackBorrowed = 0, 0, true
+	} else {
+		b.stacks = append(b.stacks, r.Stack...)
+	}
 	b.branches = append(b.branches, r.Branches...)
 	b.Records = append(b.Records, *r)
 	b.spans = append(b.spans, sp)
@@ -55,7 +63,7 @@ func (b *Batch) seal() {
 		r.Chain = b.chains[sp.chainOff : sp.chainOff+sp.chainLen : sp.chainOff+sp.chainLen]
 		r.Values = b.values[sp.valOff : sp.valOff+sp.valLen : sp.valOff+sp.valLen]
 		r.Regs = b.regs[sp.regOff : sp.regOff+sp.regLen : sp.regOff+sp.regLen]
-		if sp.stackLen > 0 {
+		if sp.stackLen > 0 && !sp.stackBorrowed {
 			r.Stack = b.stacks[sp.stackOff : sp.stackOff+sp.stackLen : sp.stackOff+sp.stackLen]
 		}
 		if sp.brLen > 0 {

@@ -63,6 +63,12 @@ type Config struct {
 	Follow bool
 	// PollInterval bounds how long records wait in the rings.
 	PollInterval time.Duration
+	// IdlePoll, when above PollInterval, lets the poll interval double
+	// while passes over the rings find nothing, up to IdlePoll: an idle
+	// target then costs a wake-up a second, not ten. Wake ends a wait at
+	// once for a consumer with something to do. Followed threads keep
+	// PollInterval: their FORK records wake no reader.
+	IdlePoll time.Duration
 	// WakeupDiv sets when a ring wakes the reader: when 1/WakeupDiv of
 	// it is full (0: 4, a quarter). An always-on agent wakes on its poll
 	// interval instead, with rings that hold more than one (2: half).

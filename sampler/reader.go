@@ -76,18 +76,22 @@ func (s *Session) stopReader() {
 func (s *Session) readLoop(rd *reader) {
 	defer close(rd.done)
 	events := make([]unix.EpollEvent, len(s.cpus)+2)
+	idle := 0 // passes in a row that copied nothing
 	for {
 		select {
 		case <-rd.stop:
 			return
 		default:
 		}
-		n, err := s.waiter.wait(events, time.Duration(s.poll.Load()))
+		n, err := s.waiter.wait(events, s.pollFor(idle))
 		if err != nil {
 			rd.err = err
 			return
 		}
-		s.watchState()
+		if s.woken.Swap(false) {
+			idle = 0 // a consumer at work: answer it promptly for a while
+		}
+		s.watchState(idle == 0)
 		for i := 0; i < n; i++ {
 			ev := events[i]
 			if int(ev.Fd) == s.pidfd {
@@ -110,8 +114,10 @@ func (s *Session) readLoop(rd *reader) {
 		var c *chunk
 		select {
 		case c = <-rd.free:
-		case <-rd.stop:
-			return
+		default:
+			// The consumer holds the chunks of the batch it works on:
+			// the bytes queued bound the memory, not the chunks.
+			c = &chunk{}
 		}
 		// The rings are read and the chunk queued under readMu, so that
 		// drain, holding it, finds every record copied so far queued.
@@ -119,10 +125,15 @@ func (s *Session) readLoop(rd *reader) {
 		// takes (seconds, with uprobes on a loaded machine): meanwhile
 		// the reader keeps waking, to watch the target.
 		if !s.readMu.TryLock() {
-			rd.free <- c
+			s.recycle(c)
 			continue
 		}
 		s.copyRings(c)
+		if len(c.data) == 0 && n == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
 		rd.queued.Add(int64(len(c.data)))
 		rd.full <- c
 		s.readMu.Unlock()
@@ -165,23 +176,35 @@ func (s *Session) publishRings() {
 	s.ringBytes.Store(n)
 }
 
-// decodeChunk decodes c's records into b and recycles c.
+// decodeChunk decodes c's records into b. Their stacks stay in c, which
+// b holds until the next batch starts (a stack copy is most of a sample's
+// bytes: copied once more, it was 6% of the live view's CPU).
 func (s *Session) decodeChunk(c *chunk, b *Batch) {
 	var rec Record
 	s.horizon = max(s.horizon, c.at)
 	start := 0
+	b.borrowStacks = true
 	for _, end := range c.ends {
 		s.decodeRecord(c.data[start:end], &rec, b)
 		start = end
 	}
+	b.borrowStacks = false
 	for i := 0; i < c.corrupt; i++ {
 		s.stats.corrupt.Add(1)
 	}
 	s.rd.queued.Add(-int64(len(c.data)))
+	s.heldChunks = append(s.heldChunks, c)
+}
+
+// recycle gives c back to the reader.
+func (s *Session) recycle(c *chunk) {
 	if cap(c.data) > maxChunkKeep {
 		c.data = nil
 	}
-	s.rd.free <- c
+	select {
+	case s.rd.free <- c:
+	default: // one the reader made while all were held
+	}
 }
 
 // decodeRecord decodes one raw record and adds it to b if it is the
@@ -195,4 +218,45 @@ func (s *Session) decodeRecord(raw []byte, rec *Record, b *Batch) {
 	if ok && s.account(rec) {
 		b.add(rec)
 	}
+}
+
+// storePoll publishes the configuration's poll intervals to the reader.
+func (s *Session) storePoll() {
+	s.poll.Store(int64(s.cfg.PollInterval))
+	idle := s.cfg.IdlePoll
+	if s.cfg.Follow {
+		idle = 0
+	}
+	s.idlePoll.Store(int64(idle))
+}
+
+// pollFor is the reader's wait after idle passes in a row found nothing:
+// the poll interval, doubled for each up to IdlePoll. A stopped target
+// keeps the interval its state is watched at, so that its resumption is
+// timed as closely as before.
+func (s *Session) pollFor(idle int) time.Duration {
+	base := time.Duration(s.poll.Load())
+	limit := time.Duration(s.idlePoll.Load())
+	if idle == 0 || limit <= base {
+		return base
+	}
+	s.mu.Lock()
+	stopped := s.state.stopped
+	s.mu.Unlock()
+	if stopped {
+		limit = min(limit, max(base, watchEvery))
+	}
+	return min(base<<min(idle, 16), limit)
+}
+
+// Wake makes the reader pass over the rings now, so that Next returns
+// soon even while an idle target has the poll backed off: for a consumer
+// that has work to do between batches (a UI's request). Safe from any
+// goroutine.
+func (s *Session) Wake() {
+	if s.waiter == nil {
+		return
+	}
+	s.woken.Store(true)
+	s.waiter.kick()
 }

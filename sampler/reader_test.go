@@ -3,8 +3,10 @@
 package sampler
 
 import (
+	"bytes"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestDecodeQueuedEnds: a batch takes the chunks queued when it starts.
@@ -51,5 +53,47 @@ func TestDecodeQueuedEnds(t *testing.T) {
 	}
 	if n := s.stats.lost.Load(); n != chunks*perChunk {
 		t.Errorf("one batch decoded %d records, want the %d queued when it started", n, chunks*perChunk)
+	}
+}
+
+// TestBatchBorrowsChunkStacks: a sample's stack copy stays in the chunk the
+// reader copied it to, with no second copy, and the chunk goes back to the
+// reader only when the next batch starts: until then the batch's stacks
+// are intact, whatever the reader copies meanwhile.
+func TestBatchBorrowsChunkStacks(t *testing.T) {
+	if unwindRegsMask == 0 {
+		t.Skip("no register layout for this architecture")
+	}
+	n := 0
+	for m := uint64(unwindRegsMask); m != 0; m &= m - 1 {
+		n++
+	}
+	stack := make([]byte, 64)
+	for i := range stack {
+		stack[i] = byte(i)
+	}
+	c := &chunk{data: stackSample(0x401000, make([]uint64, n), stack, 48)}
+	c.ends = []int{len(c.data)}
+	rd := &reader{full: make(chan *chunk, chunks), free: make(chan *chunk, chunks)}
+	rd.full <- c
+	s := &Session{rd: rd, decoder: newDecoder(stackFormat), threads: newThreadTable(),
+		early: map[int]bool{}, earlier: map[int]bool{}, ids: map[uint64]EventRef{}}
+	b := s.startBatch()
+	s.decodeQueued(b)
+	s.endBatch(b)
+	if len(b.Records) != 1 || !bytes.Equal(b.Records[0].Stack, stack[:48]) {
+		t.Fatalf("batch %d records, stack %v", len(b.Records), b.Records)
+	}
+	got := b.Records[0].Stack
+	if start := &c.data[0]; uintptr(unsafe.Pointer(&got[0])) < uintptr(unsafe.Pointer(start)) ||
+		uintptr(unsafe.Pointer(&got[0])) >= uintptr(unsafe.Pointer(start))+uintptr(len(c.data)) {
+		t.Errorf("the stack was copied out of the chunk")
+	}
+	if len(rd.free) != 0 {
+		t.Fatalf("the chunk went back to the reader while the batch uses its stacks")
+	}
+	s.startBatch()
+	if len(rd.free) != 1 {
+		t.Fatalf("%d chunks back with the reader after the next batch started, want 1", len(rd.free))
 	}
 }

@@ -93,7 +93,7 @@ func (s *Session) dropEvents() {
 // reopen opens the configuration in force on every live thread.
 func (s *Session) reopen() error {
 	s.followForUprobes()
-	s.poll.Store(int64(s.cfg.PollInterval))
+	s.storePoll()
 	if err := s.buildAttrs(); err != nil {
 		return err
 	}

@@ -145,6 +145,11 @@ func (s *Session) decodeRings(b *Batch) {
 func (s *Session) startBatch() *Batch {
 	b := &s.batch
 	b.reset()
+	for i, c := range s.heldChunks {
+		s.recycle(c)
+		s.heldChunks[i] = nil
+	}
+	s.heldChunks = s.heldChunks[:0]
 	for _, r := range s.pending {
 		b.add(&r)
 	}

@@ -64,11 +64,14 @@ type Session struct {
 	// The reader goroutine (reader.go). readMu keeps it
 	// off the rings while drain reads them itself and while Reconfigure
 	// replaces them; ringList is the rings it reads.
-	rd        *reader
-	readMu    sync.Mutex
-	ringList  atomic.Pointer[[]*ring]
-	poll      atomic.Int64 // cfg.PollInterval, for the reader
-	ringBytes atomic.Int64 // the data areas of ringList
+	rd         *reader
+	heldChunks []*chunk // decoded into the last batch, whose stacks are in them
+	readMu     sync.Mutex
+	ringList   atomic.Pointer[[]*ring]
+	poll       atomic.Int64 // cfg.PollInterval, for the reader
+	idlePoll   atomic.Int64 // cfg.IdlePoll, 0 while threads are followed
+	woken      atomic.Bool  // Wake asked the reader for a pass
+	ringBytes  atomic.Int64 // the data areas of ringList
 
 	fdID map[int]uint64 // by descriptor: its event's ID, to retire it on close
 	// IDs of closed events, forgotten one drain later: their thread's last
@@ -183,7 +186,7 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 	}
 	s.startTicks = uptimeTicks()
 	s.followForUprobes()
-	s.poll.Store(int64(s.cfg.PollInterval))
+	s.storePoll()
 	if err := s.buildAttrs(); err != nil {
 		return nil, err
 	}

@@ -30,13 +30,29 @@ type targetState struct {
 // watchEvery is how often the reader looks at the target's run state.
 const watchEvery = 250 * time.Millisecond
 
+// watchBusyEvery is watchEvery while the last pass over the rings found
+// records.
+const watchBusyEvery = time.Second
+
 // watchState keeps the target's run state. The reader calls it on every
 // wake, so that stops are seen whatever the goroutine that calls Next is doing
 // (re-arming counters takes seconds on a loaded machine).
-func (s *Session) watchState() {
+func (s *Session) watchState(busy bool) {
 	now := time.Now()
+	// A target whose samples keep coming is running: it is looked at less
+	// often (its children may be what samples while it is stopped).
+	every := watchEvery
+	if busy {
+		s.mu.Lock()
+		stopped := s.state.stopped
+		s.mu.Unlock()
+		every = watchBusyEvery
+		if stopped {
+			every = 0 // samples again: the stop may be over
+		}
+	}
 	// No target process (AllProcesses): no run state to watch.
-	if now.Sub(s.lastCheck) < watchEvery || s.exited.Load() || s.pid == 0 {
+	if now.Sub(s.lastCheck) < every || s.exited.Load() || s.pid == 0 {
 		return
 	}
 	s.lastCheck = now
@@ -68,10 +84,20 @@ func (s *Session) endStop() {
 // runState is the state letter of /proc/PID/stat (R, S, D, T, t, Z...), 0
 // when it cannot be read.
 func runState(pid int) byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	// Three system calls, not os.ReadFile's ten (it offers the file to
+	// the netpoller and stats it): the reader does this several times a
+	// second.
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
 	}
+	var buf [1024]byte
+	n, err := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	b := buf[:n]
 	// The command name, in parentheses, may hold anything: the state
 	// follows the last ')'.
 	i := bytes.LastIndexByte(b, ')')

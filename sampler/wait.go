@@ -5,6 +5,7 @@ package sampler
 import (
 	"errors"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 // half of cctop's CPU time. Parked in the netpoller, the reader costs
 // nothing until a ring passes its watermark or the timeout passes.
 type waiter struct {
-	f  *os.File
-	rc syscall.RawConn
+	f      *os.File
+	rc     syscall.RawConn
+	kicked atomic.Bool // kick asked for a return; wait clears it
 }
 
 // newWaiter takes ownership of epfd: closing the waiter closes it.
@@ -44,6 +46,11 @@ func (w *waiter) wait(events []unix.EpollEvent, timeout time.Duration) (int, err
 	if err := w.f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
 		return w.block(events, timeout)
 	}
+	// After the deadline is set: a kick whose past deadline this one
+	// replaced left its flag, seen here.
+	if w.kicked.Swap(false) {
+		return 0, nil
+	}
 	var n int
 	var werr error
 	woken := false
@@ -62,6 +69,7 @@ func (w *waiter) wait(events []unix.EpollEvent, timeout time.Duration) (int, err
 		return done
 	})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.kicked.Store(false)
 		return 0, nil
 	}
 	if err != nil {
@@ -85,6 +93,13 @@ func (w *waiter) block(events []unix.EpollEvent, timeout time.Duration) (int, er
 		return 0, nil
 	}
 	return n, werr
+}
+
+// kick makes a pending or the next wait return at once, from any
+// goroutine: a deadline in the past ends the runtime's wait on the set.
+func (w *waiter) kick() {
+	w.kicked.Store(true)
+	w.f.SetReadDeadline(time.Unix(1, 0))
 }
 
 func (w *waiter) close() error { return w.f.Close() }

@@ -270,8 +270,4 @@ func readStack(tid int, sp uint64, buf []byte) (int, error) {
 
 // monoNow is CLOCK_MONOTONIC in nanoseconds, the clock the events use when
 // Config.OffCPU (useMonotonic).
-func monoNow() uint64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return uint64(ts.Nano())
-}
+func monoNow() uint64 { return MonoNow() }

@@ -58,7 +58,10 @@ type mapping struct {
 	Mapping
 	mod    *module // nil for mappings with nothing to read (anonymous, [vsyscall], ...)
 	loaded bool    // mod has been resolved (possibly to nil)
+	anon   bool    // anonCode(Path): JIT code a perf map may name
 }
+
+func newMapping(m Mapping) mapping { return mapping{Mapping: m, anon: anonCode(m.Path)} }
 
 // NewResolver returns an empty Resolver.
 func NewResolver() *Resolver {
@@ -95,7 +98,7 @@ func (r *Resolver) LoadProc(pid int) error {
 		m.Path = r.intern(m.Path)
 		// The kernel lists mappings sorted and disjoint; inserting keeps
 		// that invariant even if it ever does not.
-		p.maps = insertMapping(p.maps, mapping{Mapping: m})
+		p.maps = insertMapping(p.maps, newMapping(m))
 	}
 	for i := range p.maps {
 		if m := &p.maps[i]; m.Path == vdsoPath {
@@ -122,7 +125,7 @@ func (r *Resolver) AddMapping(pid int, m Mapping) {
 		p = &proc{}
 		r.procs[pid] = p
 	}
-	p.maps = insertMapping(p.maps, mapping{Mapping: m})
+	p.maps = insertMapping(p.maps, newMapping(m))
 }
 
 // Fork gives pid a copy of ppid's mappings; modules stay shared.
@@ -191,7 +194,7 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 	if m == nil {
 		return append(dst, Frame{Addr: pc})
 	}
-	if anonCode(m.Path) {
+	if m.anon {
 		// JIT code: only the process's perf map can name it.
 		if p.jit == nil {
 			p.jit = newPerfMap(pid)

@@ -18,7 +18,7 @@ type Options struct {
 	NoColor       bool // plain text; NO_COLOR in the environment does the same
 	Styles        *Styles
 	Keys          *keymap.KeyMap
-	Refresh       time.Duration // how often to take a snapshot (default 250ms)
+	Refresh       time.Duration // how often to take a snapshot (default: 250ms; 2s for a source that nudges)
 	ExportPath    string        // the file `x` offers (default cctop.pb.gz)
 }
 
@@ -73,6 +73,11 @@ func New(src Source, opts Options) *Model {
 	}
 	if opts.Height <= 0 {
 		opts.Height = 24
+	}
+	if opts.Refresh <= 0 && src.Msgs() != nil {
+		// A source that sends SnapshotReadyMsg: the tick only catches a
+		// nudge its full channel dropped. Every tick wakes the process.
+		opts.Refresh = 2 * time.Second
 	}
 	if opts.Refresh <= 0 {
 		opts.Refresh = 250 * time.Millisecond

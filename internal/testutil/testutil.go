@@ -68,7 +68,7 @@ func SkipIfNoPerf(t *testing.T) {
 
 // Compile builds src with compiler (gcc, g++) and flags into dir, skipping
 // t where the compiler is missing, and returns the binary's path.
-func Compile(t *testing.T, dir, compiler, src string, flags ...string) string {
+func Compile(t testing.TB, dir, compiler, src string, flags ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath(compiler); err != nil {
 		t.Skipf("%s not installed", compiler)

@@ -10,7 +10,7 @@
 #          perf: record --call-graph dwarf,8192, report unwinds them)
 #
 # perf report's rate is per sample, start-up taken out: it reads a short and
-# a long recording (SHORT and LONG seconds, default 2 and 8) and divides the
+# a long recording (SHORT and LONG seconds, default 2 and 12) and divides the
 # difference in samples by the difference in CPU time (user+system, from
 # bench/rusage). Its report is the default --stdio one: children and
 # callchains, as a tree is. cctop's is BenchmarkIngestDeep (engine): batches
@@ -21,7 +21,7 @@
 set -euo pipefail
 
 SHORT=${SHORT:-2}
-LONG=${LONG:-8}
+LONG=${LONG:-12}
 die() { echo "ingest.sh: $*" >&2; exit 1; }
 for t in go gcc perf awk; do command -v $t >/dev/null || die "$t not found"; done
 
@@ -55,7 +55,7 @@ perf_case fp -g
 perf_case dwarf --call-graph dwarf,8192
 
 echo "cctop: go test ./engine -bench IngestDeep..." >&2
-out=$(cd "$root" && CCTOP_DEEP20=$tmp/deep20 go test ./engine -run '^$' -bench 'IngestDeep' -benchtime 5x -count 1 2>&1) || { echo "$out" >&2; die "benchmark failed"; }
+out=$(cd "$root" && CCTOP_DEEP20=$tmp/deep20 go test ./engine -run '^$' -bench 'IngestDeep' -benchtime 20x -count 1 2>&1) || { echo "$out" >&2; die "benchmark failed"; }
 echo "$out" | grep Benchmark >&2
 metric() { echo "$out" | awk -v c="BenchmarkIngestDeep/$1-" -v m="$2" 'index($1, c) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == m) print $i }'; }
 

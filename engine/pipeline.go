@@ -20,7 +20,8 @@ type builder struct {
 	res      *symbol.Resolver
 	tree     *cct.Tree
 	funcs    map[funcKey]cct.FuncID
-	funcRefs map[uint64]funcRef // funcs by the strings' addresses
+	funcRefs *[funcSlots]funcRef // funcs by the strings' addresses
+	symbols  pcCache             // user pcs symbolized before (pccache.go)
 	// reused per sample
 	frames    []symbol.Frame
 	stack     []cct.Frame
@@ -84,33 +85,32 @@ type entryKey struct {
 type funcKey struct{ module, name string }
 
 // funcRef is a funcKey by its strings' addresses: the symbol tables hand
-// out the same strings for a function every time, and a map keyed by one
-// word mixed from two pointers is a fraction of hashing a path and a name
-// (a fifth of ingest). The entry holds the pointers, checked on each hit,
-// and keeps the strings alive, so an address never comes to stand for
-// another name.
+// out the same strings for a function every time, and a slot picked by a
+// hash of two pointers is a fraction of hashing a path and a name in a
+// map (a fifth of ingest). The slot holds the pointers, checked on each
+// hit, and keeps the strings alive, so an address never comes to stand
+// for another name.
 type funcRef struct {
 	module, name unsafe.Pointer
 	ml, nl       int
 	id           cct.FuncID
 }
 
-// key mixes the reference into the map's key; references that collide
-// take turns in the one entry.
-func (r *funcRef) key() uint64 {
-	h := uint64(uintptr(r.module))*0x9e3779b97f4a7c15 ^ uint64(uintptr(r.name))*0xc2b2ae3d27d4eb4f
-	return h ^ uint64(r.ml)<<48 ^ uint64(r.nl)<<32
-}
+// funcSlots is the size of the direct-mapped cache of funcRefs: a
+// reference whose slot is taken takes it over.
+const funcSlots = 1 << 12
 
-// maxFuncRefs bounds funcRefs: past it the map starts over, releasing
-// the names of modules the symbol budget dropped meanwhile.
-const maxFuncRefs = 1 << 16
+// slot is the reference's place in the cache.
+func (r *funcRef) slot() uint64 {
+	h := uint64(uintptr(r.module))*0x9e3779b97f4a7c15 ^ uint64(uintptr(r.name))*0xc2b2ae3d27d4eb4f ^ uint64(r.nl)
+	return h >> (64 - 12)
+}
 
 func newBuilder(res *symbol.Resolver) *builder {
 	return &builder{
 		res:   res,
 		tree:  cct.New(),
-		funcs: map[funcKey]cct.FuncID{}, funcRefs: map[uint64]funcRef{},
+		funcs: map[funcKey]cct.FuncID{}, funcRefs: new([funcSlots]funcRef),
 	}
 }
 
@@ -174,10 +174,10 @@ func (b *builder) userFrames(r *sampler.Record, user []uint64, dst []symbol.Fram
 			pc--
 		}
 		n := len(dst)
-		dst = b.res.Lookup(int(r.PID), pc, dst)
+		dst = b.lookup(int(r.PID), pc, dst)
 		if i == 0 && len(b.entries) > 0 && len(dst) > n && b.atProbe(dst[n]) {
 			if ret, ok := r.CallerAtEntry(); ok && (len(user) < 2 || user[1] != ret) {
-				dst = b.res.Lookup(int(r.PID), ret-1, dst)
+				dst = b.lookup(int(r.PID), ret-1, dst)
 			}
 		}
 	}
@@ -351,16 +351,13 @@ func (b *builder) fold() {
 // "[unknown]", rather than one node per address.
 func (b *builder) intern(f symbol.Frame) cct.FuncID {
 	ref := funcRef{module: unsafe.Pointer(unsafe.StringData(f.Module)), name: unsafe.Pointer(unsafe.StringData(f.Func)), ml: len(f.Module), nl: len(f.Func)}
-	k := ref.key()
-	if e, ok := b.funcRefs[k]; ok && e.module == ref.module && e.name == ref.name && e.ml == ref.ml && e.nl == ref.nl {
+	e := &b.funcRefs[ref.slot()]
+	if e.name == ref.name && e.module == ref.module && e.ml == ref.ml && e.nl == ref.nl && e.name != nil {
 		return e.id
 	}
 	ref.id = b.internName(f)
-	if !f.Unnamed { // an unnamed frame's name is made anew each time
-		if len(b.funcRefs) >= maxFuncRefs {
-			clear(b.funcRefs)
-		}
-		b.funcRefs[k] = ref
+	if !f.Unnamed && ref.name != nil { // an unnamed frame's name is made anew each time
+		*e = ref
 	}
 	return ref.id
 }

@@ -32,6 +32,7 @@ func (r *Resolver) SetBudget(bytes int64) {
 		bytes = math.MaxInt64
 	}
 	c.budget, c.limit = bytes, bytes
+	r.gen++
 	c.addrCap = maxCachedAddrs
 	if bytes != math.MaxInt64 {
 		c.addrCap = int(min(int64(maxCachedAddrs), max(bytes/8/(addrEntry+sizeFrame), 1024)))
@@ -102,6 +103,7 @@ func (a *acct) maxAddrs() int {
 // first, never one the current call used. Called when the total passed
 // the limit.
 func (r *Resolver) trim() {
+	r.gen++
 	c := &r.mods
 	r.markLive()
 	cands := make([]*module, 0, len(c.byFile))
@@ -200,6 +202,7 @@ func (c *moduleCache) overBudget() bool { return c.bytes > c.limit }
 // library) are each gone at every cut but back in the next window, and
 // dropping them made every window read their symbol tables again.
 func (r *Resolver) DropUnmapped() int {
+	r.gen++
 	c := &r.mods
 	c.clock++ // between calls: no module is in use
 	r.markLive()

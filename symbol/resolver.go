@@ -3,6 +3,7 @@ package symbol
 import (
 	"bufio"
 	"bytes"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -43,7 +44,18 @@ type Resolver struct {
 	livePaths int
 
 	kernel *kallsyms // nil until the first LookupKernel
+
+	// gen changes with anything that may change what Lookup answers for
+	// a pid and pc it answered before (Generation).
+	gen   uint64
+	steps stepCache // CFI rules by pid and pc, for this generation
 }
+
+// Generation changes whenever an answer of LookupStable may no longer
+// hold: a process's mappings changed (mmap, exec, exit: its pid may come
+// back as another process), or modules were dropped. A caller that caches
+// answers drops them when it changes.
+func (r *Resolver) Generation() uint64 { return r.gen }
 
 // proc is the address space of one process as far as symbolization cares.
 type proc struct {
@@ -106,6 +118,7 @@ func (r *Resolver) LoadProc(pid int) error {
 		}
 	}
 	r.procs[pid] = p
+	r.gen++
 	return nil
 }
 
@@ -126,6 +139,7 @@ func (r *Resolver) AddMapping(pid int, m Mapping) {
 		r.procs[pid] = p
 	}
 	p.maps = insertMapping(p.maps, newMapping(m))
+	r.gen++
 }
 
 // Fork gives pid a copy of ppid's mappings; modules stay shared.
@@ -143,6 +157,7 @@ func (r *Resolver) Fork(ppid, pid int) {
 // Exec drops pid's mappings: after exec the old image is gone and the new
 // one arrives as MMAP2 records.
 func (r *Resolver) Exec(pid int) {
+	r.gen++
 	if p := r.procs[pid]; p != nil {
 		// The new image's JIT, if any, starts a new perf map; the
 		// old one's names describe code that is gone.
@@ -157,6 +172,7 @@ func (r *Resolver) Exec(pid int) {
 // first evicted (budget.go).
 func (r *Resolver) Exit(pid int) {
 	delete(r.procs, pid)
+	r.gen++
 	if len(r.paths) > 2*r.livePaths+1024 {
 		r.reintern()
 	}
@@ -186,13 +202,22 @@ func (r *Resolver) Mappings(pid int) []Mapping {
 // search, with no allocation beyond growing dst. A pc in anonymous memory
 // is named from the process's JIT perf map, if it writes one (perfmap.go).
 func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
+	dst, _ = r.LookupStable(pid, pc, dst)
+	return dst
+}
+
+// LookupStable is Lookup, and whether its answer holds until Generation
+// changes: a pc in a file's code with no symbol budget. Not JIT code,
+// which a perf map may name later, nor a pc outside any mapping; and not
+// under a budget, whose least-recently-used order must see every use.
+func (r *Resolver) LookupStable(pid int, pc uint64, dst []Frame) ([]Frame, bool) {
 	p := r.procs[pid]
 	if p == nil {
-		return append(dst, Frame{Addr: pc})
+		return append(dst, Frame{Addr: pc}), false
 	}
 	m := p.find(pc)
 	if m == nil {
-		return append(dst, Frame{Addr: pc})
+		return append(dst, Frame{Addr: pc}), false
 	}
 	if m.anon {
 		// JIT code: only the process's perf map can name it.
@@ -200,7 +225,7 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 			p.jit = newPerfMap(pid)
 		}
 		if name, ok := p.jit.lookup(pc); ok {
-			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc})
+			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc}), false
 		}
 	}
 	r.mods.clock++
@@ -209,7 +234,7 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 		// Anonymous executable memory that no perf map names, and pseudo
 		// mappings: no file to read, so the absolute pc is the only
 		// stable name.
-		return append(dst, Frame{Module: m.Path, Addr: pc})
+		return append(dst, Frame{Module: m.Path, Addr: pc}), false
 	}
 	off := pc - m.Start + m.Offset
 	if addr, ok := offsetToVaddr(mod.segs, off); ok {
@@ -220,7 +245,7 @@ func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
 	if r.mods.overBudget() {
 		r.trim()
 	}
-	return dst
+	return dst, !m.anon && r.mods.budget == math.MaxInt64
 }
 
 func (p *proc) find(pc uint64) *mapping {

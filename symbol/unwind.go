@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"io"
+	"math"
 	"strconv"
 	"unsafe"
 
@@ -240,6 +241,14 @@ func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, l
 // saved) rather than a return address minus one, and on return whether
 // the caller's pc is exact.
 func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *stackMem, signal *bool) (UnwindStop, bool) {
+	var e *stepEntry
+	if p != nil && r.mods.budget == math.MaxInt64 {
+		e = r.steps.slot(pid, lookup, r.gen)
+		if e.pc == lookup && e.pid == uint32(pid) && e.ok {
+			*signal = false
+			return applyRule(&e.rule, cur, mem, signal)
+		}
+	}
 	var m *mapping
 	if p != nil {
 		m = p.find(lookup)
@@ -257,14 +266,10 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 	*signal = false
 	if u != nil {
 		if rule, ok := u.rule(addr); ok {
-			if rule.Reg(cfi.RegRA).Kind() == cfi.Undefined {
-				return StopRoot, false
+			if e != nil && r.steps.gen == r.gen {
+				*e = stepEntry{pc: lookup, pid: uint32(pid), ok: true, rule: rule}
 			}
-			if !rule.Step(cur, mem.read) {
-				return StopBad, false
-			}
-			*signal = rule.Signal()
-			return 0, true
+			return applyRule(&rule, cur, mem, signal)
 		}
 		if g := u.go_; g != nil {
 			if g.topFrame(addr) {
@@ -286,6 +291,52 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 		return StopUnmapped, false
 	}
 	return r.noCFIStep(pid, p, m, lookup, exact, cur, mem)
+}
+
+// applyRule steps cur to its caller's registers with a frame's CFI rule.
+func applyRule(rule *cfi.Rule, cur *cfi.Regs, mem *stackMem, signal *bool) (UnwindStop, bool) {
+	if rule.Reg(cfi.RegRA).Kind() == cfi.Undefined {
+		return StopRoot, false
+	}
+	if !rule.Step(cur, mem.read) {
+		return StopBad, false
+	}
+	*signal = rule.Signal()
+	return 0, true
+}
+
+// stepSlots is the size of the resolver's cache of CFI rules by pid and
+// pc, direct-mapped as the engine's symbol cache is: a stack unwound with
+// CFI looks a rule up per frame, and the mapping search, module and rule
+// map behind it were most of the unwinding.
+const stepSlots = 1 << 12
+
+// stepEntry is a cached rule for pc in pid.
+type stepEntry struct {
+	pc   uint64
+	pid  uint32
+	ok   bool
+	rule cfi.Rule
+}
+
+// stepCache holds rules for one generation of the resolver (Generation):
+// a mapping or module change empties it.
+type stepCache struct {
+	gen   uint64
+	slots *[stepSlots]stepEntry
+}
+
+// slot is the entry for pc in pid, after emptying the cache if gen moved.
+func (c *stepCache) slot(pid int, pc uint64, gen uint64) *stepEntry {
+	if c.slots == nil {
+		c.slots = new([stepSlots]stepEntry)
+		c.gen = gen
+	} else if c.gen != gen {
+		clear(c.slots[:])
+		c.gen = gen
+	}
+	h := ((pc ^ uint64(pid)<<47) * 0x9e3779b97f4a7c15) >> (64 - 12)
+	return &c.slots[h]
 }
 
 // goStep unwinds a Go frame: the pclntab's SP delta locates the return

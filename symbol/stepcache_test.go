@@ -1,0 +1,64 @@
+package symbol
+
+import (
+	"debug/elf"
+	"testing"
+
+	"github.com/cctop/cctop/symbol/cfi"
+)
+
+// TestStepCacheGeneration: a CFI rule found for a pid and pc is cached,
+// and goes when the resolver's generation moves (here another file mapped
+// over the same addresses), so that a stale rule never unwinds a frame of
+// different code.
+func TestStepCacheGeneration(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	f, err := elf.Open(libc)
+	if err != nil {
+		t.Skip(err)
+	}
+	var text *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			text = p
+		}
+	}
+	f.Close()
+	if text == nil {
+		t.Skip("no executable segment in " + libc)
+	}
+	off, err := FuncOffset(libc, "malloc")
+	if err != nil {
+		t.Skip(err)
+	}
+	// libc mapped as the kernel maps it, in a process of no one's.
+	const pid = 4242
+	page := uint64(4096)
+	m := Mapping{Start: 0x7f00_0000_0000 + text.Vaddr&^(page-1), Offset: text.Off &^ (page - 1)}
+	m.Limit, m.Path = m.Start+text.Memsz+page, libc
+	r := NewResolver()
+	r.AddMapping(pid, m)
+	pc := m.Start + off - m.Offset + 1
+	step := func() (UnwindStop, bool) {
+		var cur cfi.Regs
+		cur.Set(RegPC, pc)
+		cur.Set(RegSP, 0x1000)
+		var sig bool
+		return r.step(pid, r.procs[pid], pc, &cur, &stackMem{sp: 0x1000, stack: make([]byte, 256)}, &sig)
+	}
+	first, ok1 := step()
+	if e := r.steps.slot(pid, pc, r.gen); !e.ok || e.pc != pc || e.pid != pid {
+		t.Fatalf("malloc's rule was not cached (step %v %v): %+v", first, ok1, e)
+	}
+	second, ok2 := step()
+	if second != first || ok2 != ok1 {
+		t.Errorf("from the cache: %v %v, first %v %v", second, ok2, first, ok1)
+	}
+	r.AddMapping(pid, Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, Path: "/nonexistent/other.so"})
+	if e := r.steps.slot(pid, pc, r.gen); e.ok {
+		t.Fatalf("the rule stayed cached after another file was mapped there: %+v", e)
+	}
+	if _, ok := step(); ok {
+		t.Errorf("a step over an unreadable file succeeded, as the cached rule did")
+	}
+}

@@ -19,6 +19,10 @@ import (
 // busy thread, a cost a host does not notice.
 const agentHz = 19
 
+// agentSymbolMiB is the agent's default --symbol-mib: an always-on agent
+// keeps to a smaller share than a person's record or top.
+const agentSymbolMiB = 256
+
 // agentRingBytes is the agent's ring size a CPU: 512 KiB, as perf record's.
 const agentRingBytes = 512 << 10
 
@@ -33,24 +37,25 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	flush := durationFlag{10 * time.Second}
 	fs.Var(&flush, "flush-timeout", "on SIGTERM, send what is queued for at most `DURATION`")
 	lines := fs.Bool("lines", false, "read DWARF for source lines and inlined frames (memory: some 20 MB for a libc's debug information); by default functions are named from symbol tables, and a backend symbolizes lines by build ID")
-	symMiB := fs.Int64("symbol-mib", 256, "hold at most `MIB` of symbol and unwind tables; the least recently used are dropped and read again when needed")
 	of := addOTLPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *symMiB < 1 {
-		return usageError("--symbol-mib must be at least 1")
-	}
-	tf.opts.SymbolBudget = *symMiB << 20
 	tf.opts.NamesOnly = !*lines
-	// The Go heap grows to twice what is live before it collects: with
-	// the symbol tables near their budget that is the budget again. A
-	// soft limit of the budget and 64 MiB for the rest makes the
-	// collector work harder there instead (seen: 279 MiB peak RSS while
-	// a CI run's test binaries came and went, 28 MiB of symbols after).
-	debug.SetMemoryLimit(tf.opts.SymbolBudget + 64<<20)
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["symbol-mib"] {
+		tf.symMiB = agentSymbolMiB
+	}
+	if tf.symMiB >= 1 {
+		// The Go heap grows to twice what is live before it collects:
+		// with the symbol tables near their budget that is the budget
+		// again. A soft limit of the budget and 64 MiB for the rest
+		// makes the collector work harder there instead (seen: 279 MiB
+		// peak RSS while a CI run's test binaries came and went, 28 MiB
+		// of symbols after).
+		debug.SetMemoryLimit(tf.symMiB<<20 + 64<<20)
+	}
 	if !set["F"] && !set["c"] {
 		tf.freq = agentHz
 	}

@@ -23,6 +23,7 @@ type targetFlags struct {
 	event  string
 	user   bool
 	all    bool // every process on the host (cctop agent --all)
+	symMiB int64
 	opts   engine.Options
 }
 
@@ -48,6 +49,7 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	fs.BoolVar(&o.NoDensity, "no-density", false, "turn call-density correction off")
 	fs.BoolVar(&o.NoLatency, "no-latency", false, "turn sampling-latency correction off")
 	fs.Float64Var(&o.Budget, "budget", d.Budget, "automatic counting may cost the target at most `PERCENT` of its CPU time")
+	fs.Int64Var(&f.symMiB, "symbol-mib", d.SymbolBudget>>20, "hold at most `MIB` of symbol and unwind tables; the least recently used are dropped and read again when needed")
 	return fs, f
 }
 
@@ -59,6 +61,10 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	argv := fs.Args()
 	var cfg sampler.Config
+	if f.symMiB < 1 {
+		return cfg, nil, usageError("--symbol-mib must be at least 1")
+	}
+	f.opts.SymbolBudget = f.symMiB << 20
 	switch {
 	case set["p"] && f.pid <= 0:
 		return cfg, nil, usageError("bad PID %d", f.pid)

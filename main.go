@@ -55,11 +55,13 @@ record flags:
   --no-density, --no-latency   leave a correction out of the summary's weights
   --max-nodes N   keep at most N calling contexts (default %d); colder ones fold into [other]
   --max-log N     keep the newest N samples for re-weighting call estimates (default %d)
+  --symbol-mib N  hold at most N MiB of symbol, debug and unwind tables (default %d; the agent's 256); the
+                  least recently used binaries' are dropped and read again when needed
 
 top flags (and the record flags above):
   --refresh D     redraw for new samples every D (default 1s; keys are answered at once)
 
-agent flags (and the record flags above; the agent's defaults are -F 19 and --calls none):
+agent flags (and the record flags above; the agent's defaults are -F 19, --calls none and --symbol-mib 256):
   --all           every process on the host (per-CPU events; root, CAP_PERFMON or perf_event_paranoid <= 0)
   --window D      cut and push a profile every D (default 10s)
   --otlp HOST:PORT   the collector's OTLP/gRPC endpoint, TLS with the system's roots unless:
@@ -68,8 +70,6 @@ agent flags (and the record flags above; the agent's defaults are -F 19 and --ca
   --otlp-header K=V  sent with every push, e.g. an auth token (repeatable)
   --service-name S   service.name of the profiles (default: the executable's name)
   -o FILE         also write everything profiled as one pprof profile when the agent stops
-  --symbol-mib N  hold at most N MiB of symbol and unwind tables (default 256); the least recently
-                  used binaries' are dropped and read again when needed
   --lines         also read DWARF for source lines and inlined frames (default: function names from
                   symbol tables; backends symbolize lines by the mappings' build IDs)
   --flush-timeout D  on SIGTERM, keep pushing what is queued for at most D (default 10s)
@@ -157,7 +157,7 @@ func exitStatus(err error, stdout, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, engine.DefaultMaxNodes, engine.DefaultMaxLog)
+	fmt.Fprintf(w, usage, strings.Join(workload.Names(), ", "), correct.DefaultAlpha, engine.DefaultMaxNodes, engine.DefaultMaxLog, engine.DefaultSymbolMiB)
 }
 
 func oneLine(s string) string {

@@ -77,3 +77,27 @@ func BenchmarkNodeMemory(b *testing.B) {
 		runtime.KeepAlive(tr)
 	}
 }
+
+// TestBytesEstimate: Tree.Bytes, which the counters panel and the record
+// summary show, is within a third of what the Go heap grew by for the
+// tree (BenchmarkNodeMemory's measurement).
+func TestBytesEstimate(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr := New()
+	stacks := benchStacks(tr, 5000)
+	for i, s := range stacks {
+		tr.Add(s, uint32(i%8), Metrics{Samples: 1, Time: 1000})
+	}
+	stacks = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	est := tr.Bytes()
+	t.Logf("%d nodes: estimate %d B, heap grew %d B (%.0f B/node)", tr.Len(), est, heap, float64(heap)/float64(tr.Len()))
+	if est < heap*2/3 || est > heap*4/3 {
+		t.Errorf("estimate %d B, heap %d B", est, heap)
+	}
+	runtime.KeepAlive(tr)
+}

@@ -1,5 +1,7 @@
 package correct
 
+import "unsafe"
+
 // Entry is one sample in the log: where it landed and the interval it stands for, in 24
 // bytes. float32 is enough: weights are estimates, and float32 holds counts exactly up to
 // 2^24 and to 7 digits beyond.
@@ -235,3 +237,6 @@ func reweight(buf []Entry, p Params, dst []float64, m keyMode, thread int32) flo
 	}
 	return total
 }
+
+// Bytes is the memory the log's entries hold.
+func (l *Log) Bytes() int64 { return int64(cap(l.buf)) * int64(unsafe.Sizeof(Entry{})) }

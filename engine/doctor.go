@@ -68,6 +68,7 @@ func doctorProcess(pid int, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%-20s %-3s %s: %d samples in %.1fs, %s\n", label, status, name, b.samples, rec.elapsed.Seconds(), &b.unwound)
 	fmt.Fprintf(w, "%-20s     %s\n", "", plan.unwind)
+	fmt.Fprintf(w, "%-20s     memory: %s\n", "", b.memoryLine())
 	if c := plan.unwind.copied(b.stackBytes, b.samples); c != "" {
 		fmt.Fprintf(w, "%-20s     %s\n", "", c)
 	}

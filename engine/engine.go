@@ -84,8 +84,16 @@ func DefaultOptions() Options {
 	return Options{
 		Trigger: TriggerTime, Calls: "auto", Alpha: correct.DefaultAlpha, Budget: 100 * autoBudget,
 		Unwind: UnwindAuto, StackSize: defaultStackSize, MaxNodes: DefaultMaxNodes, MaxLog: DefaultMaxLog,
+		SymbolBudget: DefaultSymbolMiB << 20,
 	}
 }
+
+// DefaultSymbolMiB bounds the symbol, debug and unwind tables of record and
+// top, in MiB: a small server's share for a profiler. A process that maps
+// a hundred large binaries with debug information (PyTorch and CUDA's
+// libraries) would otherwise hold all their tables at once; past the
+// bound the least recently used are dropped and read again when needed.
+const DefaultSymbolMiB = 1024
 
 // Prepare checks o against the machine and cfg's target, completes cfg
 // (counting events, stack copies, ring sizes) and plans the run. An error

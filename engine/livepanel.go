@@ -28,6 +28,7 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 	for _, st := range l.b.unwound.topStops(3) {
 		c.Stops = append(c.Stops, tui.StackStop{Module: st.Module, Why: st.Why, Percent: st.Percent})
 	}
+	c.Memory = l.b.memoryLine()
 	if o := l.b.off; o != nil {
 		src, _ := l.sess.OffCPU()
 		st := l.sess.Stats()

@@ -21,7 +21,6 @@ type builder struct {
 	tree     *cct.Tree
 	funcs    map[funcKey]cct.FuncID
 	funcRefs *[funcSlots]funcRef // funcs by the strings' addresses
-	symbols  pcCache             // user pcs symbolized before (pccache.go)
 	// reused per sample
 	frames    []symbol.Frame
 	stack     []cct.Frame
@@ -174,10 +173,10 @@ func (b *builder) userFrames(r *sampler.Record, user []uint64, dst []symbol.Fram
 			pc--
 		}
 		n := len(dst)
-		dst = b.lookup(int(r.PID), pc, dst)
+		dst = b.res.Lookup(int(r.PID), pc, dst)
 		if i == 0 && len(b.entries) > 0 && len(dst) > n && b.atProbe(dst[n]) {
 			if ret, ok := r.CallerAtEntry(); ok && (len(user) < 2 || user[1] != ret) {
-				dst = b.lookup(int(r.PID), ret-1, dst)
+				dst = b.res.Lookup(int(r.PID), ret-1, dst)
 			}
 		}
 	}

@@ -226,6 +226,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	for _, st := range rec.b.unwound.topStops(3) {
 		m.Comments = append(m.Comments, fmt.Sprintf("truncated_at=%s %.1f%% %s", st.Module, st.Percent, st.Why))
 	}
+	m.Comments = append(m.Comments, "memory="+rec.b.memoryLine())
 	if lost := rec.sess.Stats().Lost; lost > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("lost_records=%d %s", lost, lostNote(plan.trigger, lost)))
 	}
@@ -301,6 +302,7 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 				share, cct.ProbesName)
 		}
 	}
+	fmt.Fprintf(w, "cctop: memory: %s\n", b.memoryLine())
 	if b.unwound.percent() >= 0 {
 		fmt.Fprintf(w, "cctop: stacks: %s\n", &b.unwound)
 		for _, st := range b.unwound.topStops(3) {

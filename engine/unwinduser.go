@@ -68,7 +68,7 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 		if i > 0 {
 			pc--
 		}
-		unwound = b.lookup(pid, pc, unwound)
+		unwound = b.res.Lookup(pid, pc, unwound)
 	}
 	rooted := stop == symbol.StopRoot
 	if !rooted && trustFP && classify(unwound, len(b.merged)) != "" {

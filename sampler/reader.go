@@ -37,7 +37,9 @@ const chunks = 16
 const maxChunkKeep = 8 << 20
 
 type reader struct {
-	full, free chan *chunk // capacity chunks each: sends never block
+	// capacity chunks each. The reader sends to full only when it has
+	// room, and to free only without waiting (recycle): no send blocks.
+	full, free chan *chunk
 	stop       chan struct{}
 	done       chan struct{}
 	stopped    bool
@@ -115,9 +117,20 @@ func (s *Session) readLoop(rd *reader) {
 		select {
 		case c = <-rd.free:
 		default:
-			// The consumer holds the chunks of the batch it works on:
-			// the bytes queued bound the memory, not the chunks.
-			c = &chunk{}
+			if len(rd.full) < cap(rd.full) {
+				// The consumer holds the chunks of the batch it works
+				// on: a new one, which the queue has room for (the
+				// reader alone sends to it, so the send below cannot
+				// block, with readMu held).
+				c = &chunk{}
+				break
+			}
+			// As many queued as the queue holds: wait for the consumer.
+			select {
+			case c = <-rd.free:
+			case <-rd.stop:
+				return
+			}
 		}
 		// The rings are read and the chunk queued under readMu, so that
 		// drain, holding it, finds every record copied so far queued.

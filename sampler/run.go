@@ -33,6 +33,9 @@ import (
 // microseconds; what is computed from consecutive samples (intervals,
 // latency) is per thread.
 func (s *Session) Next(ctx context.Context) (*Batch, error) {
+	// The last batch is done with: its chunks go back to the reader
+	// before the wait for the next, which may need them.
+	s.releaseChunks()
 	if ctx.Err() != nil {
 		return s.drain(), io.EOF
 	}
@@ -141,15 +144,21 @@ func (s *Session) decodeRings(b *Batch) {
 	}
 }
 
-// startBatch resets the batch, with the records cctop made up first.
-func (s *Session) startBatch() *Batch {
-	b := &s.batch
-	b.reset()
+// releaseChunks gives the reader back the chunks the last batch's stacks
+// were in.
+func (s *Session) releaseChunks() {
 	for i, c := range s.heldChunks {
 		s.recycle(c)
 		s.heldChunks[i] = nil
 	}
 	s.heldChunks = s.heldChunks[:0]
+}
+
+// startBatch resets the batch, with the records cctop made up first.
+func (s *Session) startBatch() *Batch {
+	b := &s.batch
+	b.reset()
+	s.releaseChunks()
 	for _, r := range s.pending {
 		b.add(&r)
 	}

@@ -3,7 +3,6 @@ package symbol
 import (
 	"bufio"
 	"bytes"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -48,13 +47,14 @@ type Resolver struct {
 	// gen changes with anything that may change what Lookup answers for
 	// a pid and pc it answered before (Generation).
 	gen   uint64
-	steps stepCache // CFI rules by pid and pc, for this generation
+	looks lookupCache // Lookup's answers by pid and pc, for this generation
+	steps stepCache   // CFI rules by pid and pc, for this generation
 }
 
-// Generation changes whenever an answer of LookupStable may no longer
-// hold: a process's mappings changed (mmap, exec, exit: its pid may come
-// back as another process), or modules were dropped. A caller that caches
-// answers drops them when it changes.
+// Generation changes whenever an answer of Lookup may no longer hold: a
+// process's mappings changed (mmap, exec, exit: its pid may come back as
+// another process), or modules were dropped. The caches by pid and pc
+// empty when it changes.
 func (r *Resolver) Generation() uint64 { return r.gen }
 
 // proc is the address space of one process as far as symbolization cares.
@@ -198,26 +198,36 @@ func (r *Resolver) Mappings(pid int) []Mapping {
 // first, every frame but the last marked Inlined.
 // Callers pass pc-1 for return addresses (every frame but the leaf).
 //
-// For an address seen before, the cost is two map lookups and a binary
-// search, with no allocation beyond growing dst. A pc in anonymous memory
-// is named from the process's JIT perf map, if it writes one (perfmap.go).
+// For a pid and pc seen before, the cost is a hash and a check
+// (lookupcache.go), with no allocation beyond growing dst. A pc in
+// anonymous memory is named from the process's JIT perf map, if it writes
+// one (perfmap.go).
 func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
-	dst, _ = r.LookupStable(pid, pc, dst)
+	e := r.looks.slot(pid, pc, r.gen)
+	if e.n > 0 && e.pc == pc && e.pid == uint32(pid) {
+		r.mods.clock++
+		e.mod.used = r.mods.clock // the budget's LRU order sees the use
+		return r.looks.append(e, dst)
+	}
+	n := len(dst)
+	dst, mod := r.lookup(pid, pc, dst)
+	if mod != nil && r.looks.gen == r.gen {
+		r.looks.put(e, pid, pc, mod, dst[n:])
+	}
 	return dst
 }
 
-// LookupStable is Lookup, and whether its answer holds until Generation
-// changes: a pc in a file's code with no symbol budget. Not JIT code,
-// which a perf map may name later, nor a pc outside any mapping; and not
-// under a budget, whose least-recently-used order must see every use.
-func (r *Resolver) LookupStable(pid int, pc uint64, dst []Frame) ([]Frame, bool) {
+// lookup is Lookup without the cache. It returns the module that named
+// pc when the answer holds until Generation changes: not for JIT code,
+// which a perf map may name later, nor a pc outside any file.
+func (r *Resolver) lookup(pid int, pc uint64, dst []Frame) ([]Frame, *module) {
 	p := r.procs[pid]
 	if p == nil {
-		return append(dst, Frame{Addr: pc}), false
+		return append(dst, Frame{Addr: pc}), nil
 	}
 	m := p.find(pc)
 	if m == nil {
-		return append(dst, Frame{Addr: pc}), false
+		return append(dst, Frame{Addr: pc}), nil
 	}
 	if m.anon {
 		// JIT code: only the process's perf map can name it.
@@ -225,7 +235,7 @@ func (r *Resolver) LookupStable(pid int, pc uint64, dst []Frame) ([]Frame, bool)
 			p.jit = newPerfMap(pid)
 		}
 		if name, ok := p.jit.lookup(pc); ok {
-			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc}), false
+			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc}), nil
 		}
 	}
 	r.mods.clock++
@@ -234,7 +244,7 @@ func (r *Resolver) LookupStable(pid int, pc uint64, dst []Frame) ([]Frame, bool)
 		// Anonymous executable memory that no perf map names, and pseudo
 		// mappings: no file to read, so the absolute pc is the only
 		// stable name.
-		return append(dst, Frame{Module: m.Path, Addr: pc}), false
+		return append(dst, Frame{Module: m.Path, Addr: pc}), nil
 	}
 	off := pc - m.Start + m.Offset
 	if addr, ok := offsetToVaddr(mod.segs, off); ok {
@@ -245,7 +255,10 @@ func (r *Resolver) LookupStable(pid int, pc uint64, dst []Frame) ([]Frame, bool)
 	if r.mods.overBudget() {
 		r.trim()
 	}
-	return dst, !m.anon && r.mods.budget == math.MaxInt64
+	if m.anon {
+		return dst, nil
+	}
+	return dst, mod
 }
 
 func (p *proc) find(pc uint64) *mapping {

@@ -47,7 +47,7 @@ func TestStepCacheGeneration(t *testing.T) {
 		return r.step(pid, r.procs[pid], pc, &cur, &stackMem{sp: 0x1000, stack: make([]byte, 256)}, &sig)
 	}
 	first, ok1 := step()
-	if e := r.steps.slot(pid, pc, r.gen); !e.ok || e.pc != pc || e.pid != pid {
+	if e := r.steps.slot(pid, pc, r.gen); e.mod == nil || e.pc != pc || e.pid != pid {
 		t.Fatalf("malloc's rule was not cached (step %v %v): %+v", first, ok1, e)
 	}
 	second, ok2 := step()
@@ -55,7 +55,7 @@ func TestStepCacheGeneration(t *testing.T) {
 		t.Errorf("from the cache: %v %v, first %v %v", second, ok2, first, ok1)
 	}
 	r.AddMapping(pid, Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, Path: "/nonexistent/other.so"})
-	if e := r.steps.slot(pid, pc, r.gen); e.ok {
+	if e := r.steps.slot(pid, pc, r.gen); e.mod != nil {
 		t.Fatalf("the rule stayed cached after another file was mapped there: %+v", e)
 	}
 	if _, ok := step(); ok {

@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"io"
-	"math"
 	"strconv"
 	"unsafe"
 
@@ -242,9 +241,11 @@ func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, l
 // the caller's pc is exact.
 func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *stackMem, signal *bool) (UnwindStop, bool) {
 	var e *stepEntry
-	if p != nil && r.mods.budget == math.MaxInt64 {
+	if p != nil {
 		e = r.steps.slot(pid, lookup, r.gen)
-		if e.pc == lookup && e.pid == uint32(pid) && e.ok {
+		if e.pc == lookup && e.pid == uint32(pid) && e.mod != nil {
+			r.mods.clock++
+			e.mod.used = r.mods.clock // the budget's LRU order sees the use
 			*signal = false
 			return applyRule(&e.rule, cur, mem, signal)
 		}
@@ -255,10 +256,11 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 	}
 	var u *unwindInfo
 	var addr uint64
+	var umod *module
 	if m != nil {
 		if mod := r.attach(pid, m); mod != nil && mod.unwind != nil {
 			if a, ok := offsetToVaddr(mod.segs, lookup-m.Start+m.Offset); ok {
-				u, addr = mod.unwind, a
+				u, addr, umod = mod.unwind, a, mod
 			}
 		}
 	}
@@ -267,7 +269,7 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 	if u != nil {
 		if rule, ok := u.rule(addr); ok {
 			if e != nil && r.steps.gen == r.gen {
-				*e = stepEntry{pc: lookup, pid: uint32(pid), ok: true, rule: rule}
+				*e = stepEntry{pc: lookup, pid: uint32(pid), mod: umod, rule: rule}
 			}
 			return applyRule(&rule, cur, mem, signal)
 		}
@@ -311,11 +313,12 @@ func applyRule(rule *cfi.Rule, cur *cfi.Regs, mem *stackMem, signal *bool) (Unwi
 // map behind it were most of the unwinding.
 const stepSlots = 1 << 12
 
-// stepEntry is a cached rule for pc in pid.
+// stepEntry is a cached rule for pc in pid, of module mod (nil: an empty
+// slot).
 type stepEntry struct {
 	pc   uint64
 	pid  uint32
-	ok   bool
+	mod  *module
 	rule cfi.Rule
 }
 

@@ -112,6 +112,10 @@ func (p *countersPanel) lines() []string {
 	if c.OffCPU != "" {
 		offLines = take()
 	}
+	memLines := 0
+	if c.Memory != "" {
+		memLines = take()
+	}
 	counterLines = more(counterLines, len(p.counterLines(0)))
 	counted := hasPoints(c.Density)
 	if counted {
@@ -120,6 +124,7 @@ func (p *countersPanel) lines() []string {
 	paramsLines = more(paramsLines, len(p.paramsLines(0)))
 	stopsLines = more(stopsLines, len(p.stopsLines(0)))
 	offLines = more(offLines, len(p.offCPULines(0)))
+	memLines = more(memLines, len(p.memoryLines(0)))
 
 	out := p.counterLines(counterLines)
 	if paramsLines > 0 {
@@ -144,22 +149,37 @@ func (p *countersPanel) lines() []string {
 	if offLines > 0 {
 		out = append(out, p.offCPULines(offLines)...)
 	}
+	if memLines > 0 {
+		out = append(out, p.memoryLines(memLines)...)
+	}
 	return out
+}
+
+// memoryLines are what the profile holds in memory, wrapped between its parts in at
+// most most lines.
+func (p *countersPanel) memoryLines(most int) []string {
+	return p.labelled("memory", p.c.Memory, most)
 }
 
 // offCPULines are the context switches: their rate, how their stacks are taken, the
 // time off the CPU and what was lost, wrapped between clauses in at most most lines.
 func (p *countersPanel) offCPULines(most int) []string {
+	return p.labelled("off-CPU", p.c.OffCPU, most)
+}
+
+// labelled is label and the comma-separated parts of text, wrapped between parts in
+// at most most lines.
+func (p *countersPanel) labelled(label, text string, most int) []string {
 	st := p.st
-	cells := []cell{p.cell(st.Label, "off-CPU", "")}
-	for i, part := range strings.Split(printable(oneLine(p.c.OffCPU)), ", ") {
+	cells := []cell{p.cell(st.Label, label, "")}
+	for i, part := range strings.Split(printable(oneLine(text)), ", ") {
 		sep := ", "
 		if i == 0 {
 			sep = " "
 		}
 		cells = append(cells, p.cell(st.Value, part, sep))
 	}
-	return p.wrap(cells, len("off-CPU "), most)
+	return p.wrap(cells, len(label)+1, most)
 }
 
 // stopsLines say where the stacks that do not reach a thread's entry stop: module,

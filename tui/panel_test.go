@@ -492,3 +492,39 @@ func TestSidePanelAligned(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelMemory: what the profile holds gets lines of its own after the stops,
+// wrapped between its parts when the panel is narrow (no part split), and none when
+// the source does not say.
+func TestPanelMemory(t *testing.T) {
+	c := testCounters()
+	c.Stops = testStops
+	parts := []string{"tree 12k contexts 3.6 MiB", "sample log 250k samples 9.5 MiB", "symbols 141 MiB in 38 modules of 1024 MiB"}
+	c.Memory = strings.Join(parts, ", ")
+	for _, size := range []struct{ w, h int }{{100, 12}, {160, 12}, {60, 17}} {
+		got := panelText(c, size.w, size.h)
+		lines := strings.Split(got, "\n")
+		at := -1
+		for i, l := range lines {
+			if strings.HasPrefix(l, "memory ") {
+				at = i
+			}
+			if len([]rune(l)) > size.w {
+				t.Errorf("%dx%d: line wider than the panel: %q", size.w, size.h, l)
+			}
+		}
+		if at < 0 {
+			t.Errorf("%dx%d: no memory line:\n%s", size.w, size.h, got)
+			continue
+		}
+		rest := strings.Join(lines[at:], "\n")
+		for _, part := range parts {
+			if !strings.Contains(rest, part) {
+				t.Errorf("%dx%d: %q not whole on a line:\n%s", size.w, size.h, part, rest)
+			}
+		}
+	}
+	if got := panelText(testCounters(), 100, 12); strings.Contains(got, "memory") {
+		t.Errorf("a memory line without memory:\n%s", got)
+	}
+}

@@ -43,6 +43,10 @@ type Counters struct {
 	// OffCPU is the context switches in a line: how many, how their
 	// stacks are taken, time off the CPU, switches lost ("": none recorded).
 	OffCPU string
+	// Memory is what the profile holds, in a line of comma-separated
+	// parts: the tree, the sample log, the symbol tables against their
+	// budget ("": not known).
+	Memory string
 }
 
 // StackStop is a place where truncated stacks stop: the module of their

@@ -52,20 +52,12 @@ func BenchmarkIngestDeep(b *testing.B) {
 			}
 			// A first pass warms the symbol caches, as a live run's
 			// first seconds do.
-			bl := newBuilder(res)
-			bl.dwarf = tc.dwarf
-			for _, bt := range batches {
-				bl.handle(bt)
-			}
+			bl := replay(res, batches, tc.dwarf)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				bl = newBuilder(res)
-				bl.dwarf = tc.dwarf
-				for _, bt := range batches {
-					bl.handle(bt)
-				}
+				bl = replay(res, batches, tc.dwarf)
 			}
 			b.StopTimer()
 			runtime.ReadMemStats(&after)

@@ -53,6 +53,16 @@ func recordBatches(b *testing.B, argv []string, stack int, d time.Duration) ([]*
 	return batches, res
 }
 
+// replay turns batches into a new builder's tree.
+func replay(res *symbol.Resolver, batches []*sampler.Batch, dwarf bool) *builder {
+	bl := newBuilder(res)
+	bl.dwarf = dwarf
+	for _, bt := range batches {
+		bl.handle(bt)
+	}
+	return bl
+}
+
 // BenchmarkIngestDWARF measures how fast the aggregator turns samples
 // with user stack copies into the tree (symbolizing and unwinding, warm
 // caches), for the distribution's Python, which has no frame pointers,
@@ -90,11 +100,7 @@ func BenchmarkIngestDWARF(b *testing.B) {
 			var bl *builder
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				bl = newBuilder(res)
-				bl.dwarf = tc.dwarf
-				for _, bt := range batches {
-					bl.handle(bt)
-				}
+				bl = replay(res, batches, tc.dwarf)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(samples)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")

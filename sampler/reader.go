@@ -33,13 +33,19 @@ type chunk struct {
 // chunks is how many passes may wait for the consumer.
 const chunks = 16
 
+// maxChunks is how many chunks there may be: those queued and those the
+// consumer's batch holds (their stacks are in them) until its next call.
+const maxChunks = 2 * chunks
+
 // maxChunkKeep is the most memory a chunk keeps between passes.
 const maxChunkKeep = 8 << 20
 
 type reader struct {
-	// capacity chunks each. The reader sends to full only when it has
-	// room, and to free only without waiting (recycle): no send blocks.
+	// Each holds every chunk there is (maxChunks), so no send to either
+	// blocks: the reader sends to full with readMu held, which drain
+	// waits for.
 	full, free chan *chunk
+	made       int // chunks there are; the reader's alone
 	stop       chan struct{}
 	done       chan struct{}
 	stopped    bool
@@ -53,9 +59,10 @@ func (s *Session) maxQueued() int64 { return max(2*s.ringBytes.Load(), 4<<20) }
 
 // startReader starts the reader goroutine.
 func (s *Session) startReader() {
-	rd := &reader{full: make(chan *chunk, chunks), free: make(chan *chunk, chunks), stop: make(chan struct{}), done: make(chan struct{})}
-	for i := 0; i < chunks; i++ {
+	rd := &reader{full: make(chan *chunk, maxChunks), free: make(chan *chunk, maxChunks), stop: make(chan struct{}), done: make(chan struct{})}
+	for rd.made < chunks {
 		rd.free <- &chunk{}
+		rd.made++
 	}
 	s.rd = rd
 	go s.readLoop(rd)
@@ -117,15 +124,14 @@ func (s *Session) readLoop(rd *reader) {
 		select {
 		case c = <-rd.free:
 		default:
-			if len(rd.full) < cap(rd.full) {
+			if rd.made < maxChunks {
 				// The consumer holds the chunks of the batch it works
-				// on: a new one, which the queue has room for (the
-				// reader alone sends to it, so the send below cannot
-				// block, with readMu held).
+				// on: one more.
 				c = &chunk{}
+				rd.made++
 				break
 			}
-			// As many queued as the queue holds: wait for the consumer.
+			// Every chunk queued or held: wait for the consumer.
 			select {
 			case c = <-rd.free:
 			case <-rd.stop:
@@ -214,10 +220,7 @@ func (s *Session) recycle(c *chunk) {
 	if cap(c.data) > maxChunkKeep {
 		c.data = nil
 	}
-	select {
-	case s.rd.free <- c:
-	default: // one the reader made while all were held
-	}
+	s.rd.free <- c // it has room for every chunk
 }
 
 // decodeRecord decodes one raw record and adds it to b if it is the

@@ -64,10 +64,7 @@ func TestBatchBorrowsChunkStacks(t *testing.T) {
 	if unwindRegsMask == 0 {
 		t.Skip("no register layout for this architecture")
 	}
-	n := 0
-	for m := uint64(unwindRegsMask); m != 0; m &= m - 1 {
-		n++
-	}
+	n := onesBelow(64)
 	stack := make([]byte, 64)
 	for i := range stack {
 		stack[i] = byte(i)

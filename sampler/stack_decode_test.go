@@ -35,10 +35,7 @@ func TestDecodeStackSample(t *testing.T) {
 	if unwindRegsMask == 0 {
 		t.Skip("no register layout for this architecture")
 	}
-	n := 0
-	for m := uint64(unwindRegsMask); m != 0; m &= m - 1 {
-		n++
-	}
+	n := onesBelow(64)
 	regs := make([]uint64, n)
 	for i := range regs {
 		regs[i] = 0x1000 + uint64(i)
@@ -80,7 +77,11 @@ func TestDecodeStackSample(t *testing.T) {
 
 func onesBelow(bit int) int {
 	n := 0
-	for m := uint64(unwindRegsMask) & (1<<bit - 1); m != 0; m &= m - 1 {
+	mask := uint64(unwindRegsMask)
+	if bit < 64 {
+		mask &= 1<<bit - 1
+	}
+	for m := mask; m != 0; m &= m - 1 {
 		n++
 	}
 	return n

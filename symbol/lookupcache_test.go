@@ -5,11 +5,10 @@ import (
 	"testing"
 )
 
-// TestLookupCacheFollowsMappings: Lookup's cache answers as the resolver
-// does without it, and a pc's cached name goes when its process's
-// mappings change (another file mapped at the same place, an exit that
-// frees the pid for a new process).
-func TestLookupCacheFollowsMappings(t *testing.T) {
+// libcMalloc is libc's code mapped as the kernel maps it, at an address of
+// no process, and a pc inside its malloc there.
+func libcMalloc(t *testing.T) (Mapping, uint64) {
+	t.Helper()
 	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
 	f, err := elf.Open(libc)
 	if err != nil {
@@ -26,12 +25,20 @@ func TestLookupCacheFollowsMappings(t *testing.T) {
 	if text == nil || err != nil {
 		t.Skip("no malloc in an executable segment of " + libc)
 	}
-	const pid = 4242
 	m := Mapping{Start: 0x7f00_0000_0000 + text.Vaddr&^4095, Offset: text.Off &^ 4095, Path: libc}
 	m.Limit = m.Start + text.Memsz + 4096
+	return m, m.Start + off - m.Offset + 1
+}
+
+// TestLookupCacheFollowsMappings: Lookup's cache answers as the resolver
+// does without it, and a pc's cached name goes when its process's
+// mappings change (another file mapped at the same place, an exit that
+// frees the pid for a new process).
+func TestLookupCacheFollowsMappings(t *testing.T) {
+	const pid = 4242
+	m, pc := libcMalloc(t)
 	res := NewResolver()
 	res.AddMapping(pid, m)
-	pc := m.Start + off - m.Offset + 1
 	name := func() string {
 		fs := res.Lookup(pid, pc, nil)
 		if len(fs) == 0 {

@@ -1,7 +1,6 @@
 package symbol
 
 import (
-	"debug/elf"
 	"testing"
 
 	"github.com/cctop/cctop/symbol/cfi"
@@ -12,33 +11,10 @@ import (
 // over the same addresses), so that a stale rule never unwinds a frame of
 // different code.
 func TestStepCacheGeneration(t *testing.T) {
-	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
-	f, err := elf.Open(libc)
-	if err != nil {
-		t.Skip(err)
-	}
-	var text *elf.Prog
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
-			text = p
-		}
-	}
-	f.Close()
-	if text == nil {
-		t.Skip("no executable segment in " + libc)
-	}
-	off, err := FuncOffset(libc, "malloc")
-	if err != nil {
-		t.Skip(err)
-	}
-	// libc mapped as the kernel maps it, in a process of no one's.
 	const pid = 4242
-	page := uint64(4096)
-	m := Mapping{Start: 0x7f00_0000_0000 + text.Vaddr&^(page-1), Offset: text.Off &^ (page - 1)}
-	m.Limit, m.Path = m.Start+text.Memsz+page, libc
+	m, pc := libcMalloc(t)
 	r := NewResolver()
 	r.AddMapping(pid, m)
-	pc := m.Start + off - m.Offset + 1
 	step := func() (UnwindStop, bool) {
 		var cur cfi.Regs
 		cur.Set(RegPC, pc)

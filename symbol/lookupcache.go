@@ -16,10 +16,14 @@ const lookupSlots = 1 << 13
 // maxLookupFrames bounds the frames kept; past it, the cache starts over.
 const maxLookupFrames = 1 << 15
 
-// lookupEntry is one cached answer: frames[off:off+n] for pc in pid, named
-// by mod (n == 0: an empty slot).
+// lookupEntry is one cached answer: frames[off:off+n] for pc in pid,
+// named by mod, while the resolver's generation is gen (n == 0: an empty
+// slot). An entry of an older generation is stale: nothing is cleared
+// when the generation moves, which on a host where processes come and go
+// is at nearly every batch.
 type lookupEntry struct {
 	pc  uint64
+	gen uint64
 	pid uint32
 	off uint32
 	n   uint32
@@ -27,17 +31,21 @@ type lookupEntry struct {
 }
 
 type lookupCache struct {
-	gen    uint64 // the resolver's generation the entries hold for
 	slots  *[lookupSlots]lookupEntry
 	frames []Frame
 }
 
-// slot is the entry for pc in pid, after emptying the cache if gen moved.
-func (c *lookupCache) slot(pid int, pc uint64, gen uint64) *lookupEntry {
-	if c.slots == nil || c.gen != gen {
-		c.reset(gen)
+// slot is the entry for pc in pid.
+func (c *lookupCache) slot(pid int, pc uint64) *lookupEntry {
+	if c.slots == nil {
+		c.slots = new([lookupSlots]lookupEntry)
 	}
 	return &c.slots[((pc^uint64(pid)<<47)*0x9e3779b97f4a7c15)>>(64-13)]
+}
+
+// hit reports whether e holds pc in pid for generation gen.
+func (e *lookupEntry) hit(pid int, pc uint64, gen uint64) bool {
+	return e.n > 0 && e.pc == pc && e.pid == uint32(pid) && e.gen == gen
 }
 
 // append appends e's frames to dst.
@@ -45,27 +53,17 @@ func (c *lookupCache) append(e *lookupEntry, dst []Frame) []Frame {
 	return append(dst, c.frames[e.off:e.off+e.n]...)
 }
 
-// put fills e with the answer fs for pc in pid.
-func (c *lookupCache) put(e *lookupEntry, pid int, pc uint64, mod *module, fs []Frame) {
+// put fills e with the answer fs for pc in pid in generation gen.
+func (c *lookupCache) put(e *lookupEntry, pid int, pc uint64, gen uint64, mod *module, fs []Frame) {
 	if len(fs) == 0 {
 		return
 	}
 	if len(c.frames)+len(fs) > maxLookupFrames {
-		c.reset(c.gen)
-		e = &c.slots[((pc^uint64(pid)<<47)*0x9e3779b97f4a7c15)>>(64-13)]
-	}
-	*e = lookupEntry{pc: pc, pid: uint32(pid), off: uint32(len(c.frames)), n: uint32(len(fs)), mod: mod}
-	c.frames = append(c.frames, fs...)
-}
-
-// reset empties the cache for generation gen.
-func (c *lookupCache) reset(gen uint64) {
-	c.gen = gen
-	if c.slots == nil {
-		c.slots = new([lookupSlots]lookupEntry)
-	} else {
+		// Starting over drops the stale entries' frames too.
 		clear(c.slots[:])
+		clear(c.frames) // the strings they hold
+		c.frames = c.frames[:0]
 	}
-	clear(c.frames) // the strings they hold
-	c.frames = c.frames[:0]
+	*e = lookupEntry{pc: pc, gen: gen, pid: uint32(pid), off: uint32(len(c.frames)), n: uint32(len(fs)), mod: mod}
+	c.frames = append(c.frames, fs...)
 }

@@ -52,7 +52,7 @@ func TestLookupCacheFollowsMappings(t *testing.T) {
 			t.Fatalf("lookup %d: %q, uncached %q", i, got, fs[0].Func)
 		}
 	}
-	if e := res.looks.slot(pid, pc, res.gen); e.n == 0 || e.pc != pc {
+	if e := res.looks.slot(pid, pc); !e.hit(pid, pc, res.gen) {
 		t.Fatalf("malloc was not cached: %+v", e)
 	}
 	res.AddMapping(pid, Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, Path: "/nonexistent/other.so"})
@@ -95,7 +95,7 @@ func TestLookupCacheKeepsLRU(t *testing.T) {
 		}
 	}
 	for _, pc := range a {
-		if e := r.looks.slot(fakePID, pc, r.gen); e.n == 0 || e.pc != pc {
+		if e := r.looks.slot(fakePID, pc); !e.hit(fakePID, pc, r.gen) {
 			t.Fatalf("%#x not cached", pc)
 		}
 	}

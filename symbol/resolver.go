@@ -203,16 +203,17 @@ func (r *Resolver) Mappings(pid int) []Mapping {
 // anonymous memory is named from the process's JIT perf map, if it writes
 // one (perfmap.go).
 func (r *Resolver) Lookup(pid int, pc uint64, dst []Frame) []Frame {
-	e := r.looks.slot(pid, pc, r.gen)
-	if e.n > 0 && e.pc == pc && e.pid == uint32(pid) {
+	gen := r.gen
+	e := r.looks.slot(pid, pc)
+	if e.hit(pid, pc, gen) {
 		r.mods.clock++
 		e.mod.used = r.mods.clock // the budget's LRU order sees the use
 		return r.looks.append(e, dst)
 	}
 	n := len(dst)
 	dst, mod := r.lookup(pid, pc, dst)
-	if mod != nil && r.looks.gen == r.gen {
-		r.looks.put(e, pid, pc, mod, dst[n:])
+	if mod != nil && r.gen == gen {
+		r.looks.put(e, pid, pc, gen, mod, dst[n:])
 	}
 	return dst
 }

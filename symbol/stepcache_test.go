@@ -1,6 +1,7 @@
 package symbol
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/cctop/cctop/symbol/cfi"
@@ -20,10 +21,19 @@ func TestStepCacheGeneration(t *testing.T) {
 		cur.Set(RegPC, pc)
 		cur.Set(RegSP, 0x1000)
 		var sig bool
-		return r.step(pid, r.procs[pid], pc, &cur, &stackMem{sp: 0x1000, stack: make([]byte, 256)}, &sig)
+		// Every word of the copy a plausible return address, so that the
+		// rule's step succeeds.
+		stack := make([]byte, 256)
+		for i := 0; i < len(stack); i += 8 {
+			binary.LittleEndian.PutUint64(stack[i:], 0x7f00_0000_1234)
+		}
+		return r.step(pid, r.procs[pid], pc, &cur, &stackMem{sp: 0x1000, stack: stack}, &sig)
 	}
 	first, ok1 := step()
-	if e := r.steps.slot(pid, pc, r.gen); e.mod == nil || e.pc != pc || e.pid != pid {
+	if !ok1 {
+		t.Fatalf("malloc's rule did not step: %v", first)
+	}
+	if e := r.steps.slot(pid, pc); e.mod == nil || e.pc != pc || e.pid != pid || e.gen != r.gen {
 		t.Fatalf("malloc's rule was not cached (step %v %v): %+v", first, ok1, e)
 	}
 	second, ok2 := step()
@@ -31,7 +41,7 @@ func TestStepCacheGeneration(t *testing.T) {
 		t.Errorf("from the cache: %v %v, first %v %v", second, ok2, first, ok1)
 	}
 	r.AddMapping(pid, Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, Path: "/nonexistent/other.so"})
-	if e := r.steps.slot(pid, pc, r.gen); e.mod != nil {
+	if e := r.steps.slot(pid, pc); e.mod != nil && e.gen == r.gen {
 		t.Fatalf("the rule stayed cached after another file was mapped there: %+v", e)
 	}
 	if _, ok := step(); ok {

@@ -241,9 +241,10 @@ func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, l
 // the caller's pc is exact.
 func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *stackMem, signal *bool) (UnwindStop, bool) {
 	var e *stepEntry
+	gen := r.gen
 	if p != nil {
-		e = r.steps.slot(pid, lookup, r.gen)
-		if e.pc == lookup && e.pid == uint32(pid) && e.mod != nil {
+		e = r.steps.slot(pid, lookup)
+		if e.pc == lookup && e.pid == uint32(pid) && e.mod != nil && e.gen == gen {
 			r.mods.clock++
 			e.mod.used = r.mods.clock // the budget's LRU order sees the use
 			*signal = false
@@ -268,8 +269,8 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 	*signal = false
 	if u != nil {
 		if rule, ok := u.rule(addr); ok {
-			if e != nil && r.steps.gen == r.gen {
-				*e = stepEntry{pc: lookup, pid: uint32(pid), mod: umod, rule: rule}
+			if e != nil && r.gen == gen {
+				*e = stepEntry{pc: lookup, gen: gen, pid: uint32(pid), mod: umod, rule: rule}
 			}
 			return applyRule(&rule, cur, mem, signal)
 		}
@@ -314,29 +315,24 @@ func applyRule(rule *cfi.Rule, cur *cfi.Regs, mem *stackMem, signal *bool) (Unwi
 const stepSlots = 1 << 12
 
 // stepEntry is a cached rule for pc in pid, of module mod (nil: an empty
-// slot).
+// slot), good while the resolver's generation is gen (Generation): an
+// entry of an older one is stale, as in Lookup's cache.
 type stepEntry struct {
 	pc   uint64
+	gen  uint64
 	pid  uint32
 	mod  *module
 	rule cfi.Rule
 }
 
-// stepCache holds rules for one generation of the resolver (Generation):
-// a mapping or module change empties it.
 type stepCache struct {
-	gen   uint64
 	slots *[stepSlots]stepEntry
 }
 
-// slot is the entry for pc in pid, after emptying the cache if gen moved.
-func (c *stepCache) slot(pid int, pc uint64, gen uint64) *stepEntry {
+// slot is the entry for pc in pid.
+func (c *stepCache) slot(pid int, pc uint64) *stepEntry {
 	if c.slots == nil {
 		c.slots = new([stepSlots]stepEntry)
-		c.gen = gen
-	} else if c.gen != gen {
-		clear(c.slots[:])
-		c.gen = gen
 	}
 	h := ((pc ^ uint64(pid)<<47) * 0x9e3779b97f4a7c15) >> (64 - 12)
 	return &c.slots[h]

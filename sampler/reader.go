@@ -256,10 +256,7 @@ func (s *Session) pollFor(idle int) time.Duration {
 	if idle == 0 || limit <= base {
 		return base
 	}
-	s.mu.Lock()
-	stopped := s.state.stopped
-	s.mu.Unlock()
-	if stopped {
+	if s.stopped() {
 		limit = min(limit, max(base, watchEvery))
 	}
 	return min(base<<min(idle, 16), limit)

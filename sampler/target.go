@@ -43,11 +43,8 @@ func (s *Session) watchState(busy bool) {
 	// often (its children may be what samples while it is stopped).
 	every := watchEvery
 	if busy {
-		s.mu.Lock()
-		stopped := s.state.stopped
-		s.mu.Unlock()
 		every = watchBusyEvery
-		if stopped {
+		if s.stopped() {
 			every = 0 // samples again: the stop may be over
 		}
 	}
@@ -68,6 +65,13 @@ func (s *Session) watchState(busy bool) {
 		s.state.stoppedFor += now.Sub(s.state.since)
 	}
 	s.mu.Unlock()
+}
+
+// stopped reports whether the target was last seen stopped.
+func (s *Session) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.stopped
 }
 
 // endStop ends the current stop, if any: the target was continued or is

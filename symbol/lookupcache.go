@@ -11,7 +11,10 @@ package symbol
 
 // lookupSlots is the size of the cache, direct-mapped: a pc that lands in
 // an occupied slot takes it over.
-const lookupSlots = 1 << 13
+const (
+	lookupBits  = 13
+	lookupSlots = 1 << lookupBits
+)
 
 // maxLookupFrames bounds the frames kept; past it, the cache starts over.
 const maxLookupFrames = 1 << 15
@@ -40,7 +43,13 @@ func (c *lookupCache) slot(pid int, pc uint64) *lookupEntry {
 	if c.slots == nil {
 		c.slots = new([lookupSlots]lookupEntry)
 	}
-	return &c.slots[((pc^uint64(pid)<<47)*0x9e3779b97f4a7c15)>>(64-13)]
+	return &c.slots[pcSlot(pid, pc, lookupBits)]
+}
+
+// pcSlot is the slot of pc in pid in a direct-mapped cache of 1<<bits
+// slots (Lookup's and the CFI rules').
+func pcSlot(pid int, pc uint64, bits uint) uint64 {
+	return ((pc ^ uint64(pid)<<47) * 0x9e3779b97f4a7c15) >> (64 - bits)
 }
 
 // hit reports whether e holds pc in pid for generation gen.

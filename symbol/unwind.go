@@ -312,7 +312,10 @@ func applyRule(rule *cfi.Rule, cur *cfi.Regs, mem *stackMem, signal *bool) (Unwi
 // pc, direct-mapped as the engine's symbol cache is: a stack unwound with
 // CFI looks a rule up per frame, and the mapping search, module and rule
 // map behind it were most of the unwinding.
-const stepSlots = 1 << 12
+const (
+	stepBits  = 12
+	stepSlots = 1 << stepBits
+)
 
 // stepEntry is a cached rule for pc in pid, of module mod (nil: an empty
 // slot), good while the resolver's generation is gen (Generation): an
@@ -334,8 +337,7 @@ func (c *stepCache) slot(pid int, pc uint64) *stepEntry {
 	if c.slots == nil {
 		c.slots = new([stepSlots]stepEntry)
 	}
-	h := ((pc ^ uint64(pid)<<47) * 0x9e3779b97f4a7c15) >> (64 - 12)
-	return &c.slots[h]
+	return &c.slots[pcSlot(pid, pc, stepBits)]
 }
 
 // goStep unwinds a Go frame: the pclntab's SP delta locates the return

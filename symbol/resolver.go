@@ -47,14 +47,14 @@ type Resolver struct {
 	// gen changes with anything that may change what Lookup answers for
 	// a pid and pc it answered before (Generation).
 	gen   uint64
-	looks lookupCache // Lookup's answers by pid and pc, for this generation
-	steps stepCache   // CFI rules by pid and pc, for this generation
+	looks lookupCache // Lookup's answers by pid and pc, each of a generation
+	steps stepCache   // CFI rules by pid and pc, each of a generation
 }
 
 // Generation changes whenever an answer of Lookup may no longer hold: a
 // process's mappings changed (mmap, exec, exit: its pid may come back as
 // another process), or modules were dropped. The caches by pid and pc
-// empty when it changes.
+// take their entries of older generations for empty slots.
 func (r *Resolver) Generation() uint64 { return r.gen }
 
 // proc is the address space of one process as far as symbolization cares.

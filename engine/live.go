@@ -59,7 +59,7 @@ type Live struct {
 	// what the status line last said about the session's events
 	toldThreads int
 	toldLost    uint64
-	lostBase    uint64 // records lost before the profile's last reset
+	lostBase    uint64 // records lost before the profile's last reset or trigger change
 	toldTarget  sampler.TargetState
 	toldNotes   int // of arm.notes
 
@@ -129,13 +129,14 @@ const answerEvery = 200 * time.Millisecond
 // was a third of cctop's own CPU.
 const DefaultRefresh = time.Second
 
-// triggerShown is the header's trigger: a counting trigger whose records
-// were lost since the profile began counts short, and says so.
-func triggerShown(trigger string, lost uint64) string {
-	if lost > 0 && (trigger == triggerExact || trigger == triggerCalls) {
-		return fmt.Sprintf("%s (a lower bound: %d lost)", trigger, lost)
+// triggerLost is the records lost that make a counting trigger's counts
+// short: those since the profile or the trigger began. A time profile's
+// loss shows in the lost count alone.
+func triggerLost(trigger string, lost uint64) uint64 {
+	if trigger == triggerExact || trigger == triggerCalls {
+		return lost
 	}
-	return trigger
+	return 0
 }
 
 // liveIdlePoll is how long the live reader waits at most while the target
@@ -499,7 +500,7 @@ func (l *Live) publish() {
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
-			ProbeCost: l.probeCost(), Trigger: triggerShown(l.plan.trigger, st.Lost-l.lostBase), State: state,
+			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, TriggerLost: triggerLost(l.plan.trigger, st.Lost-l.lostBase), State: state,
 		},
 	}
 	l.viewState.show(&snap, l)

@@ -61,6 +61,7 @@ func (l *Live) cycleTrigger() {
 		return
 	}
 	l.plan.trigger = to
+	l.lostBase = l.sess.Stats().Lost
 	if w := l.b.weights; w != nil {
 		w.trigger = to
 		w.reset(l.sess.Generation())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -261,12 +262,14 @@ func (s *fileSource) rebuild() {
 		threads = append(threads, th)
 	}
 	s.seq++
+	trigger := commentValue(s.meta.Comments, "trigger=")
+	lost, _ := strconv.ParseUint(strings.Fields(commentValue(s.meta.Comments, "lost_records=") + " 0")[0], 10, 64)
 	snap := tui.Snapshot{
 		Tree: s.tree, Threads: threads, Seq: s.seq,
 		Header: tui.Header{
 			Target: s.name, Threads: len(threads), Samples: uint64(s.tree.Total().Samples), Unwound: unwoundComment(s.meta.Comments),
 			Counter: commentValue(s.meta.Comments, "counters="), CounterBrief: briefComment(s.meta.Comments),
-			ProbeCost: probeCostOf(s.tree), Trigger: commentValue(s.meta.Comments, "trigger="), State: "file",
+			ProbeCost: probeCostOf(s.tree), Trigger: trigger, TriggerLost: triggerLost(trigger, lost), State: "file",
 		},
 	}
 	s.view.show(&snap, s)

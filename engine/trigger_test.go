@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/sampler"
 )
@@ -55,18 +58,31 @@ func TestTriggerConfig(t *testing.T) {
 // comment with the number lost; a time profile's header is left alone
 // (its loss shows in the lost count beside it).
 func TestLostRecordsMarkCounts(t *testing.T) {
-	if got := triggerShown(triggerExact, 0); got != triggerExact {
-		t.Errorf("no loss: header trigger %q", got)
-	}
 	for _, tr := range []string{triggerExact, triggerCalls} {
-		if got := triggerShown(tr, 17); !strings.Contains(got, "lower bound") || !strings.Contains(got, "17 lost") {
-			t.Errorf("%s with 17 lost: header trigger %q", tr, got)
+		if got := triggerLost(tr, 17); got != 17 {
+			t.Errorf("%s with 17 lost: %d counted short", tr, got)
 		}
 	}
-	if got := triggerShown(triggerTime, 17); got != triggerTime {
-		t.Errorf("time trigger with 17 lost: header trigger %q", got)
+	if got := triggerLost(triggerTime, 17); got != 0 {
+		t.Errorf("time trigger with 17 lost: %d counted short", got)
 	}
 	if n := lostNote(triggerExact, 17); !strings.Contains(n, "lower bound") || !strings.Contains(n, "17 calls") {
 		t.Errorf("exact trigger's note %q", n)
+	}
+
+	// The saved profile, opened by cctop view, says so again.
+	for tr, want := range map[string]uint64{triggerExact: 17, triggerTime: 0} {
+		path := filepath.Join(t.TempDir(), "p.pb.gz")
+		meta := cct.Meta{Comments: []string{"trigger=" + tr, fmt.Sprintf("lost_records=17 %s", lostNote(tr, 17))}}
+		if err := writeProfile(path, "pprof", smallTree(), meta); err != nil {
+			t.Fatal(err)
+		}
+		src, err := newFileSource(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := src.Snapshot().Header; h.Trigger != tr || h.TriggerLost != want {
+			t.Errorf("a %s profile with 17 lost opens as trigger %q, %d lost; want %d", tr, h.Trigger, h.TriggerLost, want)
+		}
 	}
 }

@@ -243,7 +243,11 @@ func (hb *headerBar) items() []item {
 	}
 
 	if h.Trigger != "" {
-		its = append(its, fact(lineCounter, prioTrigger, "trigger", printable(h.Trigger)))
+		tr := printable(h.Trigger)
+		if h.TriggerLost > 0 {
+			tr += " (a lower bound: " + count(h.TriggerLost) + " lost)"
+		}
+		its = append(its, fact(lineCounter, prioTrigger, "trigger", tr).warnIf(h.TriggerLost > 0))
 	}
 	if h.ProbeCost >= 0 {
 		// The share of the samples that counting took: as the counters panel's cost, a

@@ -357,3 +357,18 @@ func TestPanelAt80(t *testing.T) {
 	mine := slices.Concat(lines[:l.header], lines[l.header+l.tree:l.header+l.tree+l.panel], lines[len(lines)-1:])
 	checkUncut(t, "80x24 screen", mine, 80, nil)
 }
+
+// TestHeaderTriggerLowerBound: a counting trigger that lost records says its
+// counts are a lower bound, with the number lost, in the warning style.
+func TestHeaderTriggerLowerBound(t *testing.T) {
+	h := realisticHeader()
+	h.Trigger, h.TriggerLost = "exact", 298
+	got := strings.Join(headerAt(h, viewInfo{view: "top-down", thread: "all"}, 200, 6), "\n")
+	if !strings.Contains(got, "exact (a lower bound: 298 lost)") {
+		t.Errorf("header with 298 lost under the exact trigger:\n%s", got)
+	}
+	h.TriggerLost = 0
+	if got := strings.Join(headerAt(h, viewInfo{view: "top-down", thread: "all"}, 200, 6), "\n"); strings.Contains(got, "lower bound") {
+		t.Errorf("header with nothing lost:\n%s", got)
+	}
+}

@@ -94,6 +94,9 @@ type Header struct {
 	// counting, measured. <0: no probes in this profile.
 	ProbeCost float64
 	Trigger   string
+	// TriggerLost is how many records were lost while a counting trigger
+	// (calls, exact) counted this profile: its counts are a lower bound.
+	TriggerLost uint64
 	Alpha     float64
 	Density   bool
 	Latency   bool

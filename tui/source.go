@@ -97,9 +97,9 @@ type Header struct {
 	// TriggerLost is how many records were lost while a counting trigger
 	// (calls, exact) counted this profile: its counts are a lower bound.
 	TriggerLost uint64
-	Alpha     float64
-	Density   bool
-	Latency   bool
+	Alpha       float64
+	Density     bool
+	Latency     bool
 	// Flow: the calls shown are corrected by the control flow of the
 	// machine code (FDOM).
 	Flow       bool

@@ -83,8 +83,10 @@ func TestRecordAttach(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "gcc", "testdata/attach.c", "-O0", "-fno-omit-frame-pointer", "-pthread")
-	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 5 s.
-	target := exec.Command(bin, "3", "1500", "5000")
+	// 3 workers at start, a 4th 1.5 s later (after the attach), exit at 60 s
+	// or when the test kills it: a loaded machine can take seconds to start
+	// cctop, and the target must outlive its 3 s.
+	target := exec.Command(bin, "3", "1500", "60000")
 	stdout, _ := target.StdoutPipe()
 	if err := target.Start(); err != nil {
 		t.Fatal(err)

@@ -83,6 +83,9 @@ func newLive(target string, sess *sampler.Session, b *builder, plan *Plan) *Live
 		l.metric = "calls"
 	}
 	l.timeCfg = sess.Config()
+	// A module loaded aside brings the loop back for the samples that
+	// waited on it, even when no more come.
+	b.res.OnLoaded(l.wake)
 	if plan.trigger != triggerTime {
 		// Started on probes: time sampling is cctop's default clock.
 		clock, _ := sampler.ParseEvent("cpu-clock")
@@ -411,6 +414,7 @@ func (l *Live) switchMode(mode string) error {
 // save writes the profile so far, its call estimates under p's alpha
 // (and its comments saying so).
 func (l *Live) save(path string, p correct.Params) error {
+	l.b.flushParked()
 	if l.b.weights != nil {
 		l.b.weights.apply(l.b.tree, p.Alpha)
 	}
@@ -501,6 +505,7 @@ func (l *Live) publish() {
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
 			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, TriggerLost: triggerLost(l.plan.trigger, st.Lost-l.lostBase), State: state,
+			Waiting: uint64(l.b.parked.samples),
 		},
 	}
 	l.viewState.show(&snap, l)

@@ -121,6 +121,8 @@ func newOffThread() *offThread {
 // (offcpurate.go): a target switching 300,000 times a second would fill the
 // rings with stacks before that.
 func beginOffCPU(sess *sampler.Session, b *builder, start uint64) error {
+	// The accounting takes records in the order they come.
+	b.flushParked()
 	if b.off == nil {
 		b.off = newOffCPU(start)
 	} else {
@@ -344,6 +346,7 @@ func (b *builder) settle(now uint64) {
 // finish settles every thread up to now and gives the time still waiting
 // for a sampled interval to notSeen: the end of a recording.
 func (b *builder) finish(now uint64) {
+	b.flushParked()
 	if b.off == nil {
 		return
 	}

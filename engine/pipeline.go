@@ -74,6 +74,16 @@ type builder struct {
 	// session, where a profile is cut by process: the session forgets a
 	// thread at its exit, its samples in the tree stay (nil otherwise).
 	pids map[uint32]uint32
+
+	// deferLoads: a sample that needs a module not loaded yet waits, with
+	// the records after it, while the module loads on another goroutine
+	// (parking.go). Not while time off the CPU is accounted (b.off),
+	// which takes records in the order they come.
+	deferLoads bool
+	parked     parking
+	// longest is the most time one batch took, in ns: while the builder
+	// works on one, the reader's queue fills.
+	longest uint64
 }
 
 type entryKey struct {
@@ -114,46 +124,61 @@ func newBuilder(res *symbol.Resolver) *builder {
 }
 
 // handle applies one batch: the records that change a process's mappings in
-// order, samples into the tree.
+// order, samples into the tree. Records wait behind a sample whose modules
+// are loading (parking.go), in order, and go in once they are loaded.
 func (b *builder) handle(batch *sampler.Batch) {
+	start := sampler.MonoNow()
+	defer func() { b.longest = max(b.longest, sampler.MonoNow()-start) }()
+	if len(b.parked.recs) > 0 {
+		b.replay(false)
+	}
 	for i := range batch.Records {
 		r := &batch.Records[i]
-		switch r.Kind {
-		case sampler.KindSample:
-			b.sample(r)
-		case sampler.KindComm:
-			if r.Exec() {
-				b.res.Exec(int(r.PID))
-			}
-		case sampler.KindMmap:
-			b.res.AddMapping(int(r.PID), symbol.Mapping{
-				Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
-				Major: r.Major, Minor: r.Minor, Inode: r.Inode, BuildID: r.BuildID,
-			})
-		case sampler.KindFork:
-			if r.PID != r.PPID {
-				b.res.Fork(int(r.PPID), int(r.PID))
-			}
-			if b.off != nil {
-				b.forkedThread(r)
-			}
-		case sampler.KindNewProcess:
-			// First seen by a system-wide session: the kernel
-			// reported its mappings before, if ever. A process gone
-			// already, or refused, keeps its frames unnamed.
-			b.res.LoadProc(int(r.PID))
-		case sampler.KindGone:
-			b.res.Exit(int(r.PID))
-		case sampler.KindSwitch:
-			if b.off != nil {
-				b.switched(r)
-			}
-		case sampler.KindExit:
-			if b.off != nil {
-				b.exitedThread(r)
-			}
+		if len(b.parked.recs) > 0 || !b.apply(r) {
+			b.park(r)
 		}
 	}
+}
+
+// apply takes one record into the profile. It reports false, having
+// changed nothing, for a sample that needs a module still loading.
+func (b *builder) apply(r *sampler.Record) bool {
+	switch r.Kind {
+	case sampler.KindSample:
+		return b.sample(r)
+	case sampler.KindComm:
+		if r.Exec() {
+			b.res.Exec(int(r.PID))
+		}
+	case sampler.KindMmap:
+		b.res.AddMapping(int(r.PID), symbol.Mapping{
+			Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
+			Major: r.Major, Minor: r.Minor, Inode: r.Inode, BuildID: r.BuildID,
+		})
+	case sampler.KindFork:
+		if r.PID != r.PPID {
+			b.res.Fork(int(r.PPID), int(r.PID))
+		}
+		if b.off != nil {
+			b.forkedThread(r)
+		}
+	case sampler.KindNewProcess:
+		// First seen by a system-wide session: the kernel
+		// reported its mappings before, if ever. A process gone
+		// already, or refused, keeps its frames unnamed.
+		b.res.LoadProc(int(r.PID))
+	case sampler.KindGone:
+		b.res.Exit(int(r.PID))
+	case sampler.KindSwitch:
+		if b.off != nil {
+			b.switched(r)
+		}
+	case sampler.KindExit:
+		if b.off != nil {
+			b.exitedThread(r)
+		}
+	}
+	return true
 }
 
 // atProbe reports whether a sample's first user frame sits on a counting
@@ -183,12 +208,19 @@ func (b *builder) userFrames(r *sampler.Record, user []uint64, dst []symbol.Fram
 	return dst
 }
 
-func (b *builder) sample(r *sampler.Record) {
+// sample takes one sample into the tree. With deferred loads it reports
+// false, and changes nothing, when a module the stack needs is loading.
+func (b *builder) sample(r *sampler.Record) bool {
 	if r.OffCPU {
 		if b.off != nil {
 			b.offSample(r)
 		}
-		return
+		return true
+	}
+	deferred := b.deferLoads && b.off == nil
+	nk, folded := b.frameStack(r, deferred)
+	if deferred && b.res.TakeMissed() {
+		return false
 	}
 	if b.firstTime == 0 {
 		b.firstTime = r.Time
@@ -199,7 +231,7 @@ func (b *builder) sample(r *sampler.Record) {
 	if len(r.Branches) > 0 {
 		b.branches.add(r)
 	}
-	b.buildStack(r)
+	b.finishStack(nk, folded)
 	m := cct.Metrics{Samples: 1, Time: int64(r.Period)}
 	if b.off != nil && b.clock {
 		// On one time scale with the time off the CPU.
@@ -218,6 +250,7 @@ func (b *builder) sample(r *sampler.Record) {
 		b.weights.add(r, node)
 	}
 	b.foldIfFull()
+	return true
 }
 
 // foldIfFull folds the tree when it has grown past its cap.
@@ -231,6 +264,21 @@ func (b *builder) foldIfFull() {
 // frames into b.stack, and counts its completeness. It returns how many of
 // b.frames are the kernel's.
 func (b *builder) buildStack(r *sampler.Record) int {
+	nk, folded := b.frameStack(r, false)
+	b.finishStack(nk, folded)
+	return nk
+}
+
+// frameStack symbolizes and unwinds r's stack into b.frames, changing
+// nothing else the profile keeps: with deferred, a module still loading
+// leaves it short, and the resolver's TakeMissed says so. It returns how
+// many of b.frames are the kernel's, and whether they were the handling of
+// a counting probe, folded into one frame.
+func (b *builder) frameStack(r *sampler.Record, deferred bool) (nk int, folded bool) {
+	if deferred {
+		b.res.SetDeferred(true)
+		defer b.res.SetDeferred(false)
+	}
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
 	// The first address of each part is where the thread was interrupted;
@@ -244,7 +292,7 @@ func (b *builder) buildStack(r *sampler.Record) int {
 	}
 	// The kernel handling cctop's own counting probes is the profiler's
 	// cost, not the program's: one frame under the probed function.
-	nk := b.foldProbes(len(b.frames))
+	nk, folded = b.foldProbes(len(b.frames))
 	b.copyStop, b.rooted, b.haveStop = false, false, false
 	if len(r.Stack) > 0 && len(r.Regs) > 0 {
 		b.frames = b.unwindUser(r, user, nk)
@@ -253,6 +301,15 @@ func (b *builder) buildStack(r *sampler.Record) int {
 	}
 	if len(kernel) == 0 && len(user) == 0 && len(b.frames) == 0 && r.IP != 0 {
 		b.frames = b.res.Lookup(int(r.PID), r.IP, b.frames)
+	}
+	return nk, folded
+}
+
+// finishStack builds the tree's frames of the stack frameStack left in
+// b.frames into b.stack, and counts its completeness.
+func (b *builder) finishStack(nk int, folded bool) {
+	if folded {
+		b.probeSamples++
 	}
 	b.stack = b.stack[:0]
 	for _, f := range b.frames {
@@ -276,7 +333,6 @@ func (b *builder) buildStack(r *sampler.Record) int {
 	if reason != "" {
 		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: cct.TruncatedName})})
 	}
-	return nk
 }
 
 // bounds says what the memory bounds cost the profile, a line each: cold

@@ -76,20 +76,20 @@ func uprobeCore(name string) bool {
 
 // foldProbes replaces the nk kernel frames at the start of b.frames with
 // probesFrame when they are the handling of a counting probe, and returns
-// how many kernel frames there are now. It folds only once cctop has placed
+// how many kernel frames there are now, and whether it folded them (the
+// caller counts the sample then). It folds only once cctop has placed
 // counting uprobes in this session (b.entries, which keeps the probes of
 // earlier armings: the kernel unregisters a probe a while after its events
 // close, and the trap stays until then). Before that, or without them, an
 // int3 is somebody else's (a debugger's breakpoint, another tool's probe)
 // and its frames stay as they are. While they are armed, another tool's
 // uprobes on the same target fold too: their kernel paths are the same.
-func (b *builder) foldProbes(nk int) int {
+func (b *builder) foldProbes(nk int) (int, bool) {
 	if len(b.entries) == 0 || !probePath(b.frames[:nk]) {
-		return nk
+		return nk, false
 	}
-	b.probeSamples++
 	b.frames = append(b.frames[:0], probesFrame)
-	return 1
+	return 1, true
 }
 
 // xolModule is the page where the kernel runs, out of line, the instruction a

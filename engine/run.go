@@ -91,6 +91,7 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 // the plan counts calls.
 func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) *builder {
 	b := newBuilder(res)
+	b.deferLoads = true
 	b.clock = sess.Config().Leader.IsClock()
 	b.dwarf = plan.unwind.mode == unwindDWARF
 	b.maxNodes = plan.limits.nodes
@@ -227,6 +228,8 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		m.Comments = append(m.Comments, fmt.Sprintf("truncated_at=%s %.1f%% %s", st.Module, st.Percent, st.Why))
 	}
 	m.Comments = append(m.Comments, "memory="+rec.b.memoryLine())
+	m.Comments = append(m.Comments, fmt.Sprintf("ingest=longest batch %.1f ms, %d records waited for modules loading aside",
+		float64(rec.b.longest)/1e6, rec.b.parked.held))
 	if lost := rec.sess.Stats().Lost; lost > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("lost_records=%d %s", lost, lostNote(plan.trigger, lost)))
 	}

@@ -158,6 +158,7 @@ func (w *Windows) Close(stderr io.Writer) {
 // history, which is of the target, threads off the CPU since before now).
 // A window's cut and the TUI's reset both start one.
 func successor(b *builder, plan *Plan, sess *sampler.Session, now uint64) *builder {
+	b.flushParked() // what waits for a module belongs to b's profile
 	nb := newSessionBuilder(b.res, plan, sess)
 	nb.entries = b.entries
 	if b.weights != nil && nb.weights != nil {

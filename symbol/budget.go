@@ -81,7 +81,10 @@ func (r *Resolver) MemStats() MemStats {
 func (r *Resolver) attach(pid int, m *mapping) *module {
 	mod := m.mod
 	if !m.loaded || (mod != nil && mod.dropped) {
-		mod = r.moduleFor(pid, &m.Mapping, m.loaded)
+		var pending bool
+		if mod, pending = r.moduleFor(pid, &m.Mapping, m.loaded); pending {
+			return nil // loading: this answer goes without it
+		}
 		m.mod, m.loaded = mod, true
 	}
 	if mod != nil {

@@ -164,27 +164,51 @@ func (mod *module) resolve(addr uint64) (fs []Frame, fresh int64) {
 
 // moduleFor finds or loads the module behind a file mapping of pid.
 // reload says the mapping held a module that was evicted since, for the
-// count of reloads.
-func (r *Resolver) moduleFor(pid int, m *Mapping, reload bool) *module {
+// count of reloads. pending: the module is being loaded on another
+// goroutine and the lookup is deferred (loads.go); mod is nil until then.
+func (r *Resolver) moduleFor(pid int, m *Mapping, reload bool) (mod *module, pending bool) {
 	if m.Path == vdsoPath {
-		return r.vdsoModule(pid, m)
+		return r.vdsoModule(pid, m), false
 	}
 	if !strings.HasPrefix(m.Path, "/") {
 		// "" (anonymous), "[vsyscall]", "[heap]", memfd names...: nothing
 		// we can open by name.
-		return nil
+		return nil, false
 	}
 	c := &r.mods
 	if len(m.BuildID) > 0 {
 		if mod := c.byBuild[string(m.BuildID)]; mod != nil {
-			return mod
+			return mod, false
 		}
 	}
 	key := fileKey{m.Path, m.Major, m.Minor, m.Inode}
 	if mod := c.byFile[key]; mod != nil {
-		return mod
+		return mod, false
 	}
-	mod := loadFile(pid, m, !c.namesOnly)
+	if ld := r.loads.inflight[key]; ld != nil {
+		select {
+		case <-ld.ready:
+		default:
+			if r.loads.deferred {
+				r.loads.missed = true
+				return nil, true
+			}
+		}
+		return r.waitLoad(key), false
+	}
+	if r.loads.deferred {
+		r.startLoad(pid, m, key, reload)
+		r.loads.missed = true
+		return nil, true
+	}
+	mod = r.loads.load(pid, m, !c.namesOnly)
+	r.insertLoaded(key, m, mod, reload)
+	return mod, false
+}
+
+// insertLoaded puts a module just read from m's file in the cache.
+func (r *Resolver) insertLoaded(key fileKey, m *Mapping, mod *module, reload bool) {
+	c := &r.mods
 	if !anonCode(m.Path) {
 		// Even a file that could not be read is named by file offsets:
 		// the offsets are right for the file that was mapped.
@@ -196,7 +220,6 @@ func (r *Resolver) moduleFor(pid int, m *Mapping, reload bool) *module {
 	c.insert(key, mod)
 	// A load ends any wait for growth before the next trim (trim).
 	c.limit = min(c.limit, c.budget)
-	return mod
 }
 
 // insert puts a freshly loaded module in the cache's indexes and its

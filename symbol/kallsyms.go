@@ -29,10 +29,12 @@ type kallsyms struct {
 // (kptr_restrict hides addresses from this user), the frame has an empty
 // Func: kernel time is still attributed to the kernel.
 func (r *Resolver) LookupKernel(pc uint64, dst []Frame) []Frame {
-	if r.kernel == nil {
-		r.kernel = readKallsyms(kallsymsPath)
+	k := r.kernelTable()
+	if k == nil {
+		// Being read, and the lookup is deferred (loads.go).
+		return append(dst, Frame{Module: KernelModule, Addr: pc})
 	}
-	name, _ := r.kernel.lookup(pc)
+	name, _ := k.lookup(pc)
 	return append(dst, Frame{Func: name, Module: KernelModule, Addr: pc})
 }
 

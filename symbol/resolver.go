@@ -34,6 +34,8 @@ type Frame struct {
 // Resolver maps (pid, pc) to frames. It is NOT safe for concurrent use: it is
 // owned by the goroutine that reads the sample stream, which is also the one
 // that sees MMAP2/FORK/EXEC/EXIT, so no locking is needed on the hot path.
+// Modules may be read on other goroutines (loads.go), which hand them over
+// whole.
 type Resolver struct {
 	procs map[int]*proc
 	mods  moduleCache
@@ -49,6 +51,8 @@ type Resolver struct {
 	gen   uint64
 	looks lookupCache // Lookup's answers by pid and pc, each of a generation
 	steps stepCache   // CFI rules by pid and pc, each of a generation
+
+	loads loads // modules being loaded on other goroutines (loads.go)
 }
 
 // Generation changes whenever an answer of Lookup may no longer hold: a
@@ -81,6 +85,7 @@ func NewResolver() *Resolver {
 		procs: make(map[int]*proc),
 		mods:  newModuleCache(),
 		paths: make(map[string]string),
+		loads: newLoads(),
 	}
 }
 

@@ -195,6 +195,9 @@ func (hb *headerBar) items() []item {
 	if h.Throttled > 0 {
 		its = append(its, fact(lineSession, prioWarning, "throttled", count(h.Throttled)).warnIf(true))
 	}
+	if h.Waiting > 0 {
+		its = append(its, fact(lineSession, prioWarning, "loading symbols", count(h.Waiting)+" samples wait"))
+	}
 	switch h.State {
 	case "":
 	case "live", "file":

@@ -372,3 +372,18 @@ func TestHeaderTriggerLowerBound(t *testing.T) {
 		t.Errorf("header with nothing lost:\n%s", got)
 	}
 }
+
+// TestHeaderSaysSamplesWait: samples that wait for symbols to load are
+// said, with their number, and nothing is said when none wait.
+func TestHeaderSaysSamplesWait(t *testing.T) {
+	h := realisticHeader()
+	h.Waiting = 1234
+	v := viewInfo{view: "top-down", thread: "all"}
+	if got := strings.Join(headerAt(h, v, 200, 6), "\n"); !strings.Contains(got, "loading symbols 1234 samples wait") {
+		t.Errorf("header with 1234 samples waiting:\n%s", got)
+	}
+	h.Waiting = 0
+	if got := strings.Join(headerAt(h, v, 200, 6), "\n"); strings.Contains(got, "loading symbols") {
+		t.Errorf("header with none waiting:\n%s", got)
+	}
+}

@@ -94,6 +94,9 @@ type Header struct {
 	// counting, measured. <0: no probes in this profile.
 	ProbeCost float64
 	Trigger   string
+	// Waiting is how many samples wait for the symbols of the modules
+	// they need, which load aside: they are not in the tree yet.
+	Waiting uint64
 	// TriggerLost is how many records were lost while a counting trigger
 	// (calls, exact) counted this profile: its counts are a lower bound.
 	TriggerLost uint64

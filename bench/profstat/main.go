@@ -1,7 +1,8 @@
 // Command profstat prints what a cctop profile holds: samples, calling
 // contexts (nodes of the tree, the root included), the share of samples in
-// [other] nodes, and the comments about cctop's memory bounds. The soak
-// script reads it to check the tree stayed under --max-nodes.
+// [other] nodes, and the comments about cctop's memory bounds and ingest.
+// The soak script reads it to check the tree stayed under --max-nodes,
+// bench/firstbatch.sh for the longest batch and the records lost.
 //
 // usage: go run ./bench/profstat FILE
 package main
@@ -33,7 +34,7 @@ func main() {
 	other, total := t.OtherSamples(), t.Total().Samples
 	fmt.Printf("samples %d contexts %d other %.2f%%", total, t.Len(), 100*float64(other)/float64(max(total, 1)))
 	for _, c := range meta.Comments {
-		if strings.HasPrefix(c, "max_") {
+		if strings.HasPrefix(c, "max_") || strings.HasPrefix(c, "ingest=") || strings.HasPrefix(c, "lost_records=") {
 			fmt.Printf(" %s", c)
 		}
 	}

@@ -105,12 +105,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		err = cmdDemo(args[1:], stdout, stderr)
 	case "top":
+		tuneGC()
 		err = cmdTop(args[1:], stderr)
 	case "view":
 		err = cmdView(args[1:], stderr)
 	case "record":
+		tuneGC()
 		err = cmdRecord(args[1:], stderr)
 	case "agent":
+		tuneGC()
 		err = cmdAgent(args[1:], stderr)
 	case "eval":
 		err = cmdEval(args[1:], stdout, stderr)

@@ -35,7 +35,11 @@ func EntryOf(node, edge, thread int32, iv Interval) Entry {
 // counts the rest as Dropped; the profile then re-weights only the retained window, which the
 // caller should say.
 type Log struct {
-	buf     []Entry
+	// blocks hold the entries in order, logBlock each but the last:
+	// grown a block at a time, a log at its cap of millions never holds
+	// the old and a doubled copy at once (48 and 96 MB at 2M entries).
+	blocks  [][]Entry
+	n       int    // entries retained
 	cap     int    // 0: unbounded
 	head    int    // with a full ring: index of the oldest entry
 	dropped uint64 // entries overwritten
@@ -52,6 +56,13 @@ func NewLog(cap int) *Log {
 	return &Log{cap: cap, maxNode: -1, maxEdge: -1}
 }
 
+// logShift sizes the log's blocks: 64Ki entries, 1.5 MB.
+const (
+	logShift = 16
+	logBlock = 1 << logShift
+	logMask  = logBlock - 1
+)
+
 // Append adds e, overwriting the oldest entry when the ring is full.
 func (l *Log) Append(e Entry) {
 	if e.Node > l.maxNode {
@@ -60,26 +71,43 @@ func (l *Log) Append(e Entry) {
 	if e.Edge > l.maxEdge {
 		l.maxEdge = e.Edge
 	}
-	if l.cap == 0 || len(l.buf) < l.cap {
-		if len(l.buf) == cap(l.buf) && l.cap > 0 {
-			// Grow as append would, but never past the ring: its memory is the bound.
-			grown := make([]Entry, len(l.buf), min(l.cap, max(2*len(l.buf), 1024)))
-			copy(grown, l.buf)
-			l.buf = grown
-		}
-		l.buf = append(l.buf, e)
+	if l.cap == 0 || l.n < l.cap {
+		last := l.room()
+		l.blocks[last] = append(l.blocks[last], e)
+		l.n++
 		return
 	}
-	l.buf[l.head] = e
+	l.blocks[l.head>>logShift][l.head&logMask] = e
 	l.head++
-	if l.head == len(l.buf) {
+	if l.head == l.n {
 		l.head = 0
 	}
 	l.dropped++
 }
 
+// room makes room for one more entry at the end and returns the index of
+// the block it goes in. A block grows as append would, up to logBlock, and
+// never past the ring: its memory is the bound.
+func (l *Log) room() int {
+	last := len(l.blocks) - 1
+	if last < 0 || len(l.blocks[last]) == logBlock {
+		l.blocks = append(l.blocks, nil)
+		last++
+	}
+	if b := l.blocks[last]; len(b) == cap(b) {
+		c := min(max(2*len(b), 1024), logBlock)
+		if l.cap > 0 {
+			c = min(c, len(b)+l.cap-l.n)
+		}
+		grown := make([]Entry, len(b), c)
+		copy(grown, b)
+		l.blocks[last] = grown
+	}
+	return last
+}
+
 // Len is the number of retained entries.
-func (l *Log) Len() int { return len(l.buf) }
+func (l *Log) Len() int { return l.n }
 
 // Cap is the ring size, 0 if unbounded.
 func (l *Log) Cap() int { return l.cap }
@@ -89,33 +117,38 @@ func (l *Log) Dropped() uint64 { return l.dropped }
 
 // At is the i-th retained entry, oldest first.
 func (l *Log) At(i int) Entry {
-	if i < 0 || i >= len(l.buf) {
+	if i < 0 || i >= l.n {
 		panic("correct: Log.At index out of range")
 	}
 	i += l.head
-	if i >= len(l.buf) {
-		i -= len(l.buf)
+	if i >= l.n {
+		i -= l.n
 	}
-	return l.buf[i]
+	return l.blocks[i>>logShift][i&logMask]
 }
 
 // Remap moves every entry to node to(Node) (entries with no node stay so): the contexts
 // were renumbered, some merged, when a capped tree folded its cold nodes.
 func (l *Log) Remap(to func(node int32) int32) {
 	l.maxNode = -1
-	for i := range l.buf {
-		e := &l.buf[i]
-		if e.Node >= 0 {
-			e.Node = to(e.Node)
+	for _, b := range l.blocks {
+		for i := range b {
+			e := &b[i]
+			if e.Node >= 0 {
+				e.Node = to(e.Node)
+			}
+			l.maxNode = max(l.maxNode, e.Node)
 		}
-		l.maxNode = max(l.maxNode, e.Node)
 	}
 }
 
-// Reset empties the log (the profile was reset), keeping its memory and cap.
+// Reset empties the log (the profile was reset), keeping its cap and its first block.
 func (l *Log) Reset() {
-	l.buf = l.buf[:0]
-	l.head, l.dropped = 0, 0
+	if len(l.blocks) > 0 {
+		clear(l.blocks[1:])
+		l.blocks = append(l.blocks[:0], l.blocks[0][:0])
+	}
+	l.n, l.head, l.dropped = 0, 0, 0
 	l.maxNode, l.maxEdge = -1, -1
 }
 
@@ -124,29 +157,31 @@ func (l *Log) Reset() {
 // after the ring dropped a node's last entry. It returns dst and the total weight.
 func (l *Log) Reweight(p Params, dst []float64) ([]float64, float64) {
 	dst = zeroed(dst, int(l.maxNode)+1)
-	return dst, reweight(l.buf, p, dst, byNode, 0)
+	return dst, l.reweight(p, dst, byNode, 0)
 }
 
 // ReweightEdges is Reweight per Edge; entries with Edge < 0 are skipped and not in the total.
 func (l *Log) ReweightEdges(p Params, dst []float64) ([]float64, float64) {
 	dst = zeroed(dst, int(l.maxEdge)+1)
-	return dst, reweight(l.buf, p, dst, byEdge, 0)
+	return dst, l.reweight(p, dst, byEdge, 0)
 }
 
 // ReweightThread is Reweight over one thread's entries only (the TUI's thread filter); dst
 // has the same length as Reweight's.
 func (l *Log) ReweightThread(p Params, thread int32, dst []float64) ([]float64, float64) {
 	dst = zeroed(dst, int(l.maxNode)+1)
-	return dst, reweight(l.buf, p, dst, byNodeOfThread, thread)
+	return dst, l.reweight(p, dst, byNodeOfThread, thread)
 }
 
 // Latencies appends to dst[:0] the latency of every entry whose interval is known, for
 // Summarize.
 func (l *Log) Latencies(dst []float64) []float64 {
 	dst = dst[:0]
-	for i := range l.buf {
-		if lat := l.buf[i].Latency; lat >= 0 {
-			dst = append(dst, float64(lat))
+	for _, b := range l.blocks {
+		for i := range b {
+			if lat := b[i].Latency; lat >= 0 {
+				dst = append(dst, float64(lat))
+			}
 		}
 	}
 	return dst
@@ -179,6 +214,15 @@ func (m keyMode) key(e *Entry, thread int32) int32 {
 		}
 	}
 	return e.Node
+}
+
+// reweight sums the entries' weights, block by block.
+func (l *Log) reweight(p Params, dst []float64, m keyMode, thread int32) float64 {
+	var total float64
+	for _, b := range l.blocks {
+		total += reweight(b, p, dst, m, thread)
+	}
+	return total
 }
 
 // reweight is the hot loop: one pass per Params combination, so that the toggles are not
@@ -239,4 +283,10 @@ func reweight(buf []Entry, p Params, dst []float64, m keyMode, thread int32) flo
 }
 
 // Bytes is the memory the log's entries hold.
-func (l *Log) Bytes() int64 { return int64(cap(l.buf)) * int64(unsafe.Sizeof(Entry{})) }
+func (l *Log) Bytes() int64 {
+	var n int
+	for _, b := range l.blocks {
+		n += cap(b)
+	}
+	return int64(n) * int64(unsafe.Sizeof(Entry{}))
+}

@@ -3,6 +3,7 @@ package correct
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 var allParams = []Params{
@@ -278,11 +279,65 @@ func TestLogCapBoundsMemory(t *testing.T) {
 	l := NewLog(3000)
 	for i := range 5000 {
 		l.Append(Entry{Node: int32(i)})
-		if cap(l.buf) > 3000 {
-			t.Fatalf("after %d appends the log holds room for %d entries, cap 3000", i+1, cap(l.buf))
+		if n := l.Bytes() / int64(unsafe.Sizeof(Entry{})); n > 3000 {
+			t.Fatalf("after %d appends the log holds room for %d entries, cap 3000", i+1, n)
 		}
 	}
 	if l.Len() != 3000 || l.At(0).Node != 2000 {
 		t.Errorf("Len %d, oldest %d; want 3000, 2000", l.Len(), l.At(0).Node)
+	}
+}
+
+// TestLogBlocks: a log of several blocks, ring and unbounded, keeps its
+// entries in order across the blocks' edges, sums them all, holds room
+// for no more than its cap, and grows by a block at a time.
+func TestLogBlocks(t *testing.T) {
+	const ring = 2*logBlock + logBlock/2
+	l := NewLog(ring)
+	free := NewLog(0)
+	total := 4*logBlock + 7
+	for i := range total {
+		e := Entry{Node: int32(i % 5), Edge: -1, Thread: int32(i), Calls: 1}
+		l.Append(e)
+		free.Append(e)
+		if i == logBlock+3 {
+			// Room for the blocks filled and one growing, not a doubled copy.
+			if n := l.Bytes() / int64(unsafe.Sizeof(Entry{})); n > 2*logBlock+4 {
+				t.Fatalf("at %d entries the log holds room for %d", i+1, n)
+			}
+		}
+	}
+	if n := l.Bytes() / int64(unsafe.Sizeof(Entry{})); n != ring {
+		t.Errorf("a full ring holds room for %d entries, want %d", n, ring)
+	}
+	if l.Len() != ring || l.Dropped() != uint64(total-ring) || free.Len() != total {
+		t.Fatalf("Len %d dropped %d, unbounded Len %d", l.Len(), l.Dropped(), free.Len())
+	}
+	for _, i := range []int{0, 1, logBlock - 1, logBlock, 2*logBlock - 1, 2 * logBlock, ring - 1} {
+		if got, want := l.At(i).Thread, int32(total-ring+i); got != want {
+			t.Errorf("ring At(%d): entry %d, want %d", i, got, want)
+		}
+		if got := free.At(i).Thread; got != int32(i) {
+			t.Errorf("unbounded At(%d): entry %d", i, got)
+		}
+	}
+	w, sum := l.Reweight(Params{}, nil)
+	if sum != ring || len(w) != 5 {
+		t.Errorf("Reweight: total %v over %d nodes, want %d over 5", sum, len(w), ring)
+	}
+	if _, sum := free.ReweightThread(Params{}, int32(3*logBlock+1), nil); sum != 1 {
+		t.Errorf("one thread's entry in the fourth block: total %v", sum)
+	}
+	free.Remap(func(n int32) int32 { return n + 10 })
+	if got := free.At(total - 1).Node; got != int32((total-1)%5+10) {
+		t.Errorf("Remap missed the last block: node %d", got)
+	}
+	l.Reset()
+	if l.Len() != 0 || l.Bytes() > int64(logBlock)*int64(unsafe.Sizeof(Entry{})) {
+		t.Errorf("after Reset: Len %d, %d bytes", l.Len(), l.Bytes())
+	}
+	l.Append(Entry{Node: 1})
+	if l.Len() != 1 || l.At(0).Node != 1 {
+		t.Errorf("after Reset and one Append: Len %d, At(0) %+v", l.Len(), l.At(0))
 	}
 }

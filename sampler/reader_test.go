@@ -94,3 +94,24 @@ func TestBatchBorrowsChunkStacks(t *testing.T) {
 		t.Fatalf("%d chunks back with the reader after the next batch started, want 1", len(rd.free))
 	}
 }
+
+// TestChunkLetsBurstGo: a chunk keeps its buffer while its passes use a
+// good part of it, and lets a buffer grown for a burst go once they do
+// not; small buffers stay whatever they hold.
+func TestChunkLetsBurstGo(t *testing.T) {
+	for _, c := range []struct {
+		cap, len int
+		keep     bool
+	}{
+		{chunkKeepFloor, 0, true},
+		{4 << 20, 2 << 20, true},
+		{4 << 20, 512 << 10, false},
+		{4 << 20, 0, false},
+		{maxChunkKeep + 1, maxChunkKeep + 1, false},
+	} {
+		ch := &chunk{data: make([]byte, c.len, c.cap)}
+		if got := ch.keepData(); got != c.keep {
+			t.Errorf("a %d-byte buffer holding %d: keep %v, want %v", c.cap, c.len, got, c.keep)
+		}
+	}
+}

@@ -124,11 +124,11 @@ func TestUprobeExact(t *testing.T) {
 	siteC := uprobeSpec(t, bin, "site_c")
 	siteD := uprobeSpec(t, bin, "site_d")
 	s, err := Open(Config{
-		Argv:      []string{bin, "20", "500", "50"},
-		UserOnly:  true,
-		Leader:    leaf,
-		Period:    1,
-		Extra:     []Group{{Leader: siteC, Period: 1}, {Leader: siteD, Period: 1}},
+		Argv:     []string{bin, "20", "500", "50"},
+		UserOnly: true,
+		Leader:   leaf,
+		Period:   1,
+		Extra:    []Group{{Leader: siteC, Period: 1}, {Leader: siteD, Period: 1}},
 		// 8 MiB a CPU holds all 20,040 records, even on a CPU that
 		// got them all: on a loaded machine the reader may not run
 		// while the target makes them, and the test is of the

@@ -46,10 +46,10 @@ func TestCallDensityBias(t *testing.T) {
 			if at > endC {
 				edge = 1 // D
 			}
-			l.Append(EntryOf(edge, edge, 0, iv))
+			l.Append(EntryOf(edge, 0, iv)) // node 0 is the edge to C, node 1 the edge to D
 		}
 		score := func(p Params) (float64, []float64) {
-			w, _ := l.ReweightEdges(p, nil)
+			w, _ := l.Reweight(p, nil)
 			return Overlap(truth, map[Edge]float64{edgeC: w[0], edgeD: w[1]}), w
 		}
 

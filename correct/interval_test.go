@@ -113,13 +113,13 @@ func TestThreadStartsAtZero(t *testing.T) {
 }
 
 func TestEntryOf(t *testing.T) {
-	got := EntryOf(3, 4, 5, Interval{Calls: 8, Lambda: 1e6, Delta: 1.25e6, Latency: 2.5e5, HasDelta: true})
-	want := Entry{Node: 3, Edge: 4, Thread: 5, Calls: 8, Lambda: 1e6, Latency: 2.5e5}
+	got := EntryOf(3, 5, Interval{Calls: 8, Lambda: 1e6, Delta: 1.25e6, Latency: 2.5e5, HasDelta: true})
+	want := Entry{Node: 3, Thread: 5, Calls: 8, Lambda: 1e6, Latency: 2.5e5}
 	if got != want {
 		t.Errorf("EntryOf known = %+v, want %+v", got, want)
 	}
-	got = EntryOf(1, -1, 0, Interval{Calls: -1, Lambda: 1e6, First: true})
-	want = Entry{Node: 1, Edge: -1, Thread: 0, Calls: -1, Lambda: 1e6, Latency: -1}
+	got = EntryOf(1, 0, Interval{Calls: -1, Lambda: 1e6, First: true})
+	want = Entry{Node: 1, Thread: 0, Calls: -1, Lambda: 1e6, Latency: -1}
 	if got != want {
 		t.Errorf("EntryOf first = %+v, want %+v", got, want)
 	}

@@ -2,12 +2,11 @@ package correct
 
 import "unsafe"
 
-// Entry is one sample in the log: where it landed and the interval it stands for, in 24
-// bytes. float32 is enough: weights are estimates, and float32 holds counts exactly up to
+// Entry is one sample in the log: where it landed and the interval it stands for, in 20
+// bytes (a DCG edge's weight is its callee node's, read from the tree). float32 is enough: weights are estimates, and float32 holds counts exactly up to
 // 2^24 and to 7 digits beyond.
 type Entry struct {
 	Node    int32   // context id (CCT node) the sample landed in; < 0: none (skipped by Reweight)
-	Edge    int32   // DCG edge id the sample is attributed to, -1 if none
 	Thread  int32   // dense thread index (caller-assigned)
 	Calls   float32 // calls_i, -1 unknown
 	Lambda  float32 // lambda_i, <= 0 unknown
@@ -17,8 +16,8 @@ type Entry struct {
 // EntryOf packs a sample's interval into a log entry. An interval without a measured delta
 // gets Latency -1, so that Latencies can leave it out of the statistics while weights treat
 // it as no latency.
-func EntryOf(node, edge, thread int32, iv Interval) Entry {
-	e := Entry{Node: node, Edge: edge, Thread: thread,
+func EntryOf(node, thread int32, iv Interval) Entry {
+	e := Entry{Node: node, Thread: thread,
 		Calls: float32(iv.Calls), Lambda: float32(iv.Lambda), Latency: float32(iv.Latency)}
 	if !iv.HasDelta {
 		e.Latency = -1
@@ -44,7 +43,6 @@ type Log struct {
 	head    int    // with a full ring: index of the oldest entry
 	dropped uint64 // entries overwritten
 	maxNode int32  // largest Node ever appended, -1 none
-	maxEdge int32  // largest Edge ever appended, -1 none
 }
 
 // NewLog makes a log keeping at most cap entries; cap <= 0: unbounded. The ring grows on
@@ -53,7 +51,7 @@ func NewLog(cap int) *Log {
 	if cap < 0 {
 		cap = 0
 	}
-	return &Log{cap: cap, maxNode: -1, maxEdge: -1}
+	return &Log{cap: cap, maxNode: -1}
 }
 
 // logShift sizes the log's blocks: 64Ki entries, 1.5 MB.
@@ -67,9 +65,6 @@ const (
 func (l *Log) Append(e Entry) {
 	if e.Node > l.maxNode {
 		l.maxNode = e.Node
-	}
-	if e.Edge > l.maxEdge {
-		l.maxEdge = e.Edge
 	}
 	if l.cap == 0 || l.n < l.cap {
 		last := l.room()
@@ -149,7 +144,7 @@ func (l *Log) Reset() {
 		l.blocks = append(l.blocks[:0], l.blocks[0][:0])
 	}
 	l.n, l.head, l.dropped = 0, 0, 0
-	l.maxNode, l.maxEdge = -1, -1
+	l.maxNode = -1
 }
 
 // Reweight sums the weights of all entries per node into dst, grown (reusing its capacity)
@@ -158,12 +153,6 @@ func (l *Log) Reset() {
 func (l *Log) Reweight(p Params, dst []float64) ([]float64, float64) {
 	dst = zeroed(dst, int(l.maxNode)+1)
 	return dst, l.reweight(p, dst, byNode, 0)
-}
-
-// ReweightEdges is Reweight per Edge; entries with Edge < 0 are skipped and not in the total.
-func (l *Log) ReweightEdges(p Params, dst []float64) ([]float64, float64) {
-	dst = zeroed(dst, int(l.maxEdge)+1)
-	return dst, l.reweight(p, dst, byEdge, 0)
 }
 
 // ReweightThread is Reweight over one thread's entries only (the TUI's thread filter); dst
@@ -200,14 +189,11 @@ type keyMode uint8
 
 const (
 	byNode keyMode = iota
-	byEdge
 	byNodeOfThread
 )
 
 func (m keyMode) key(e *Entry, thread int32) int32 {
 	switch m {
-	case byEdge:
-		return e.Edge
 	case byNodeOfThread:
 		if e.Thread != thread {
 			return -1

@@ -17,10 +17,10 @@ var allParams = []Params{
 
 func TestLogHandExample(t *testing.T) {
 	l := NewLog(0)
-	l.Append(Entry{Node: 0, Edge: 0, Thread: 0, Calls: 8, Lambda: 1e6, Latency: 2.5e5})
-	l.Append(Entry{Node: 2, Edge: -1, Thread: 1, Calls: 2, Lambda: 1e6, Latency: 0})
-	l.Append(Entry{Node: 2, Edge: 1, Thread: 1, Calls: -1, Lambda: 1e6, Latency: -1}) // first sample
-	l.Append(Entry{Node: -1, Edge: 1, Thread: 0, Calls: 5, Lambda: 1e6, Latency: 0})  // no context
+	l.Append(Entry{Node: 0, Thread: 0, Calls: 8, Lambda: 1e6, Latency: 2.5e5})
+	l.Append(Entry{Node: 2, Thread: 1, Calls: 2, Lambda: 1e6, Latency: 0})
+	l.Append(Entry{Node: 2, Thread: 1, Calls: -1, Lambda: 1e6, Latency: -1}) // first sample
+	l.Append(Entry{Node: -1, Thread: 0, Calls: 5, Lambda: 1e6, Latency: 0})  // no context
 
 	check := func(what string, got []float64, total float64, want []float64, wantTotal float64) {
 		t.Helper()
@@ -40,9 +40,6 @@ func TestLogHandExample(t *testing.T) {
 	// raw: one per sample with a context.
 	d, tot = l.Reweight(Params{}, d)
 	check("Reweight raw", d, tot, []float64{1, 0, 2}, 3)
-	// edges: edge 0: 6.4; edge 1: 0 (unknown calls) + 5 (no node, but has an edge).
-	d, tot = l.ReweightEdges(both, d)
-	check("ReweightEdges both", d, tot, []float64{6.4, 5}, 11.4)
 	d, tot = l.ReweightThread(both, 1, d)
 	check("ReweightThread 1", d, tot, []float64{0, 0, 2}, 2)
 	d, tot = l.ReweightThread(Params{}, 0, d)
@@ -63,7 +60,6 @@ func randomLog(rng *rand.Rand, l *Log, n, nodes int) {
 	for i := 0; i < n; i++ {
 		e := Entry{
 			Node:    int32(rng.IntN(nodes)),
-			Edge:    int32(rng.IntN(nodes/2+1)) - 1,
 			Thread:  int32(rng.IntN(4)),
 			Calls:   float32(rng.IntN(2000)),
 			Lambda:  1e6,
@@ -91,18 +87,13 @@ func TestReweightMatchesWeight(t *testing.T) {
 		randomLog(rng, l, 1000, 50)
 		for _, p := range allParams {
 			nodes := make([]float64, 50)
-			edges := make([]float64, 25) // Edge in -1..24
 			thr := make([]float64, 50)
-			var tn, te, tt float64
+			var tn, tt float64
 			for i := 0; i < l.Len(); i++ {
 				e := l.At(i)
 				w := Weight(p, float64(e.Calls), float64(e.Lambda), float64(e.Latency))
 				nodes[e.Node] += w
 				tn += w
-				if e.Edge >= 0 {
-					edges[e.Edge] += w
-					te += w
-				}
 				if e.Thread == 2 {
 					thr[e.Node] += w
 					tt += w
@@ -115,7 +106,6 @@ func TestReweightMatchesWeight(t *testing.T) {
 				f     func([]float64) ([]float64, float64)
 			}{
 				{"Reweight", nodes, tn, func(d []float64) ([]float64, float64) { return l.Reweight(p, d) }},
-				{"ReweightEdges", edges, te, func(d []float64) ([]float64, float64) { return l.ReweightEdges(p, d) }},
 				{"ReweightThread", thr, tt, func(d []float64) ([]float64, float64) { return l.ReweightThread(p, 2, d) }},
 			} {
 				got, total := c.f(nil)
@@ -144,7 +134,7 @@ func nearRel(a, b float64) bool {
 func TestLogCap(t *testing.T) {
 	l := NewLog(3)
 	for i := int32(0); i < 5; i++ {
-		l.Append(Entry{Node: i, Edge: -1, Calls: float32(i)})
+		l.Append(Entry{Node: i, Calls: float32(i)})
 	}
 	if l.Len() != 3 || l.Dropped() != 2 || l.Cap() != 3 {
 		t.Fatalf("Len %d Dropped %d Cap %d, want 3 2 3", l.Len(), l.Dropped(), l.Cap())
@@ -181,7 +171,7 @@ func TestLogCap(t *testing.T) {
 func TestLogRemap(t *testing.T) {
 	l := NewLog(4)
 	for _, n := range []int32{0, 1, -1, 3, 4, 4} { // the ring drops the first two
-		l.Append(Entry{Node: n, Edge: -1, Calls: 1})
+		l.Append(Entry{Node: n, Calls: 1})
 	}
 	to := map[int32]int32{0: 0, 1: 1, 2: 2, 3: 1, 4: 2}
 	l.Remap(func(n int32) int32 { return to[n] })
@@ -202,7 +192,6 @@ func TestReweightNoAllocs(t *testing.T) {
 	for _, p := range allParams {
 		allocs := testing.AllocsPerRun(20, func() {
 			dst, _ = l.Reweight(p, dst)
-			dst, _ = l.ReweightEdges(p, dst)
 			dst, _ = l.ReweightThread(p, 1, dst)
 		})
 		if allocs != 0 {
@@ -224,7 +213,7 @@ func BenchmarkReweight1M(b *testing.B) {
 	}
 }
 
-// BenchmarkReweight1MParams covers the other loops and the per-edge and per-thread variants.
+// BenchmarkReweight1MParams covers the other loops and the per-thread variant.
 func BenchmarkReweight1MParams(b *testing.B) {
 	l, dst := benchLog()
 	for _, p := range allParams[:4] {
@@ -238,7 +227,6 @@ func BenchmarkReweight1MParams(b *testing.B) {
 	p := DefaultParams()
 	b.Run("edges", func(b *testing.B) {
 		for b.Loop() {
-			dst, _ = l.ReweightEdges(p, dst)
 		}
 	})
 	b.Run("thread", func(b *testing.B) {
@@ -258,7 +246,6 @@ func benchLog() (*Log, []float64) {
 	for i := 0; i < 1000000; i++ {
 		e := Entry{
 			Node:    int32(z.Uint64()),
-			Edge:    int32(rng.IntN(nodes / 4)),
 			Thread:  int32(rng.IntN(8)),
 			Calls:   float32(rng.IntN(5000)),
 			Lambda:  1e6,
@@ -269,7 +256,7 @@ func benchLog() (*Log, []float64) {
 		}
 		l.Append(e)
 	}
-	l.Append(Entry{Node: nodes - 1, Edge: -1}) // the full id range
+	l.Append(Entry{Node: nodes - 1}) // the full id range
 	return l, make([]float64, 0, nodes)
 }
 
@@ -297,7 +284,7 @@ func TestLogBlocks(t *testing.T) {
 	free := NewLog(0)
 	total := 4*logBlock + 7
 	for i := range total {
-		e := Entry{Node: int32(i % 5), Edge: -1, Thread: int32(i), Calls: 1}
+		e := Entry{Node: int32(i % 5), Thread: int32(i), Calls: 1}
 		l.Append(e)
 		free.Append(e)
 		if i == logBlock+3 {
@@ -339,5 +326,13 @@ func TestLogBlocks(t *testing.T) {
 	l.Append(Entry{Node: 1})
 	if l.Len() != 1 || l.At(0).Node != 1 {
 		t.Errorf("after Reset and one Append: Len %d, At(0) %+v", l.Len(), l.At(0))
+	}
+}
+
+// TestEntrySize: a logged sample is 20 bytes; the log's memory at its cap
+// (2,000,000 by default) is that many times this.
+func TestEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(Entry{}); n != 20 {
+		t.Errorf("an Entry is %d bytes, want 20", n)
 	}
 }

@@ -69,10 +69,10 @@ type limits struct {
 	namesOnly bool // no DWARF lines (symbol.Resolver.SetNamesOnly)
 }
 
-// The default bounds: a context takes about 220 bytes (go test -bench
-// NodeMemory ./cct/), so the tree stays near 55 MB, and twice that while
+// The default bounds: a context takes about 316 bytes (go test -bench
+// NodeMemory ./cct/; TestBytesEstimate), so the tree stays near 80 MB, and twice that while
 // the TUI holds a snapshot; the log holds half an hour of one thread at
-// 999 Hz in 48 MB.
+// 999 Hz in 40 MB (20 bytes a sample).
 const (
 	DefaultMaxNodes = 250_000
 	DefaultMaxLog   = 2_000_000

@@ -123,7 +123,7 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 	case triggerCalls, triggerExact:
 		// The sample sits on a call event and stands for the Period calls
 		// since the previous one: unbiased by construction.
-		w.log.Append(correct.Entry{Node: int32(node), Edge: -1, Thread: th, Calls: float32(r.Period), Lambda: 0, Latency: -1})
+		w.log.Append(correct.Entry{Node: int32(node), Thread: th, Calls: float32(r.Period), Lambda: 0, Latency: -1})
 		w.hits[0] += r.Period
 		k := stream{r.TID, r.CPU}
 		if prev, ok := w.lastAt[k]; ok && r.Time > prev {
@@ -180,7 +180,7 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		w.streams[k] = st
 	}
 	iv := st.Next(rd)
-	w.log.Append(correct.EntryOf(int32(node), -1, th, iv))
+	w.log.Append(correct.EntryOf(int32(node), th, iv))
 	if iv.HasDelta {
 		w.latency.Add(iv.Latency)
 	}

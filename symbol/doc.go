@@ -18,7 +18,10 @@
 // each module memoizes its answers per address, because a profiler sees
 // the same few thousand pcs millions of times. DWARF is lazier still: a
 // compilation unit's functions and line table are decoded on the first
-// lookup that lands in it.
+// lookup that lands in it. A module may also be read on another goroutine
+// (loads.go): with lookups deferred, one that needs a module not loaded yet
+// starts its load and answers without it, and the caller, told so by
+// TakeMissed, asks again once Collect has put the module in.
 //
 // What the modules hold is estimated as each part is loaded (mem.go says
 // what is counted). By default every module stays loaded for the

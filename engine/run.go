@@ -228,8 +228,12 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 		m.Comments = append(m.Comments, fmt.Sprintf("truncated_at=%s %.1f%% %s", st.Module, st.Percent, st.Why))
 	}
 	m.Comments = append(m.Comments, "memory="+rec.b.memoryLine())
-	m.Comments = append(m.Comments, fmt.Sprintf("ingest=longest batch %.1f ms, %d records waited for modules loading aside",
-		float64(rec.b.longest)/1e6, rec.b.parked.held))
+	ingest := fmt.Sprintf("ingest=longest batch %.1f ms, %d records waited for modules loading aside",
+		float64(rec.b.longest)/1e6, rec.b.parked.held)
+	if w := rec.b.parked.waits; w > 0 {
+		ingest += fmt.Sprintf(" (%d times past %d MB, the builder waited for the loads)", w, parkLimit>>20)
+	}
+	m.Comments = append(m.Comments, ingest)
 	if lost := rec.sess.Stats().Lost; lost > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("lost_records=%d %s", lost, lostNote(plan.trigger, lost)))
 	}

@@ -45,7 +45,7 @@ type reader struct {
 	// blocks: the reader sends to full with readMu held, which drain
 	// waits for.
 	full, free chan *chunk
-	made       int // chunks there are; the reader's alone
+	made       atomic.Int32 // chunks there are
 	stop       chan struct{}
 	done       chan struct{}
 	stopped    bool
@@ -60,10 +60,10 @@ func (s *Session) maxQueued() int64 { return max(2*s.ringBytes.Load(), 4<<20) }
 // startReader starts the reader goroutine.
 func (s *Session) startReader() {
 	rd := &reader{full: make(chan *chunk, maxChunks), free: make(chan *chunk, maxChunks), stop: make(chan struct{}), done: make(chan struct{})}
-	for rd.made < chunks {
+	for range keepFree {
 		rd.free <- &chunk{}
-		rd.made++
 	}
+	rd.made.Store(keepFree)
 	s.rd = rd
 	go s.readLoop(rd)
 }
@@ -124,11 +124,11 @@ func (s *Session) readLoop(rd *reader) {
 		select {
 		case c = <-rd.free:
 		default:
-			if rd.made < maxChunks {
+			if rd.made.Load() < maxChunks {
 				// The consumer holds the chunks of the batch it works
 				// on: one more.
 				c = &chunk{}
-				rd.made++
+				rd.made.Add(1)
 				break
 			}
 			// Every chunk queued or held: wait for the consumer.
@@ -225,18 +225,24 @@ func (c *chunk) keepData() bool {
 	return n <= maxChunkKeep && (n <= chunkKeepFloor || len(c.data) >= n/4)
 }
 
-// keepFree is how many idle chunks keep their buffers: the reader fills
-// one a pass, and more are made only while the consumer holds them.
-const keepFree = 4
+// keepFree is how many idle chunks wait for the reader: it fills one a
+// pass, and more are made only while the consumer holds them.
+const keepFree = 8
 
 // recycle gives c back to the reader. A chunk that grew for a burst (the
-// backlog of a start, or of a consumer that waited) lets it go once its
-// passes are back to a quarter of it, and chunks past the few a reader
-// cycles through let theirs go: 32 chunks kept at their largest were 15 MB
-// of a live view's 55 MB heap.
+// backlog of a start, or of a consumer that waited) lets its buffer go once
+// its passes are back to a quarter of it, and a chunk past the few idle
+// ones the reader cycles through goes altogether: 32 chunks kept at their
+// largest were 15 MB of a live view's 55 MB heap. (Dropping the buffers of
+// idle chunks instead, while keeping the chunks, made the reader allocate
+// a buffer every pass: 3x the live view's CPU.)
 func (s *Session) recycle(c *chunk) {
-	if !c.keepData() || len(s.rd.free) >= keepFree {
+	if !c.keepData() {
 		c.data = nil
+	}
+	if len(s.rd.free) >= keepFree {
+		s.rd.made.Add(-1) // the reader makes another when it runs short
+		return
 	}
 	s.rd.free <- c // it has room for every chunk
 }

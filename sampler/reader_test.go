@@ -115,3 +115,22 @@ func TestChunkLetsBurstGo(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycleKeepsFewIdle: chunks given back past the few idle ones the
+// reader cycles through go, and the reader's count of chunks follows; the
+// idle ones keep their buffers, so a steady reader allocates none.
+func TestRecycleKeepsFewIdle(t *testing.T) {
+	s := &Session{rd: &reader{free: make(chan *chunk, maxChunks)}}
+	s.rd.made.Store(keepFree + 5)
+	for range keepFree + 5 {
+		s.recycle(&chunk{data: make([]byte, 100<<10)})
+	}
+	if n := len(s.rd.free); n != keepFree || s.rd.made.Load() != keepFree {
+		t.Fatalf("%d idle chunks, %d counted; want %d and %d", n, s.rd.made.Load(), keepFree, keepFree)
+	}
+	for range keepFree {
+		if c := <-s.rd.free; cap(c.data) != 100<<10 {
+			t.Errorf("an idle chunk kept %d bytes, want its %d", cap(c.data), 100<<10)
+		}
+	}
+}

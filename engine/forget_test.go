@@ -39,6 +39,9 @@ func TestForkLoopForgotten(t *testing.T) {
 		batch, _ := sess.Next(ctx)
 		b.handle(batch)
 	}
+	// Records behind a sample whose modules still load (libc's debug
+	// info takes seconds under -race) wait, the processes' ends with them.
+	b.flushParked()
 	started := sess.Target().Processes
 	kept, threads := b.res.Processes(), len(sess.Threads())
 	sampled := 0

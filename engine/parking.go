@@ -74,23 +74,19 @@ func (b *builder) replay(wait bool) {
 	defer func() { b.deferLoads = deferLoads }()
 	recs := b.parked.recs
 	for i := range recs {
-		if !b.apply(&recs[i]) {
-			left := recs[i:]
-			var n int64
-			samples := 0
-			for j := range left {
-				n += recordBytes(&left[j])
-				if left[j].Kind == sampler.KindSample {
-					samples++
-				}
-			}
+		r := &recs[i]
+		if !b.apply(r) {
 			clear(recs[:i])
-			b.parked.recs, b.parked.bytes, b.parked.samples, b.parked.seen = left, n, samples, b.res.LoadsInstalled()
+			b.parked.recs, b.parked.seen = recs[i:], b.res.LoadsInstalled()
 			return
+		}
+		b.parked.bytes -= recordBytes(r)
+		if r.Kind == sampler.KindSample {
+			b.parked.samples--
 		}
 	}
 	clear(recs)
-	b.parked.recs, b.parked.bytes, b.parked.samples = recs[:0], 0, 0
+	b.parked.recs = recs[:0]
 }
 
 // flushParked waits for the loads the waiting records need and takes them

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -263,7 +262,8 @@ func (s *fileSource) rebuild() {
 	}
 	s.seq++
 	trigger := commentValue(s.meta.Comments, "trigger=")
-	lost, _ := strconv.ParseUint(strings.Fields(commentValue(s.meta.Comments, "lost_records=") + " 0")[0], 10, 64)
+	var lost uint64
+	fmt.Sscanf(commentValue(s.meta.Comments, "lost_records="), "%d", &lost)
 	snap := tui.Snapshot{
 		Tree: s.tree, Threads: threads, Seq: s.seq,
 		Header: tui.Header{

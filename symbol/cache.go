@@ -186,13 +186,8 @@ func (r *Resolver) moduleFor(pid int, m *Mapping, reload bool) (mod *module, pen
 		return mod, false
 	}
 	if ld := r.loads.inflight[key]; ld != nil {
-		select {
-		case <-ld.ready:
-		default:
-			if r.loads.deferred {
-				r.loads.missed = true
-				return nil, true
-			}
+		if !r.settle(ld.ready) {
+			return nil, true
 		}
 		return r.waitLoad(key), false
 	}

@@ -143,26 +143,43 @@ func (r *Resolver) kernelTable() *kallsyms {
 		}
 		k = &kernelLoading{ready: make(chan struct{})}
 		r.loads.kernel = k
-		done := &r.loads.onLoaded
+		lds := &r.loads
 		go func() {
 			k.t = readKallsyms(kallsymsPath)
 			close(k.ready)
-			if f := done.Load(); f != nil {
-				(*f)()
-			}
+			lds.ended()
 		}()
 	}
-	select {
-	case <-k.ready:
-	default:
-		if r.loads.deferred {
-			r.loads.missed = true
-			return nil
-		}
-		<-k.ready
+	if !r.settle(k.ready) {
+		return nil
 	}
 	r.installKernel()
 	return r.kernel
+}
+
+// settle reports whether the load whose ready channel is given has ended,
+// waiting for it unless lookups are deferred; a deferred lookup that finds
+// it running goes without it, and is counted missed.
+func (r *Resolver) settle(ready chan struct{}) bool {
+	select {
+	case <-ready:
+		return true
+	default:
+	}
+	if r.loads.deferred {
+		r.loads.missed = true
+		return false
+	}
+	<-ready
+	return true
+}
+
+// ended tells whoever asked (OnLoaded) that a load has ended. From the
+// loading goroutine.
+func (l *loads) ended() {
+	if f := l.onLoaded.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // installKernel takes the kernel's table from its finished load.
@@ -178,15 +195,13 @@ func (r *Resolver) installKernel() {
 func (r *Resolver) startLoad(pid int, m *Mapping, key fileKey, reload bool) {
 	ld := &loading{pid: pid, m: *m, lines: !r.mods.namesOnly, reload: reload, ready: make(chan struct{})}
 	r.loads.inflight[key] = ld
-	load, slots, done := r.loads.load, r.loads.slots, &r.loads.onLoaded
+	load, slots, lds := r.loads.load, r.loads.slots, &r.loads
 	go func() {
 		slots <- struct{}{}
 		ld.mod = load(ld.pid, &ld.m, ld.lines)
 		<-slots
 		close(ld.ready)
-		if f := done.Load(); f != nil {
-			(*f)()
-		}
+		lds.ended()
 	}()
 }
 

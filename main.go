@@ -27,7 +27,7 @@ const usage = `cctop: a live calling-context profiler for Linux
 usage:
   cctop demo                                         the live TUI on a built-in workload
   cctop top [flags] (-p PID | -- CMD [ARGS...])      the live TUI: browse the calling context tree as it grows
-  cctop view FILE [--base FILE]                      the TUI on a saved pprof profile, with deltas against a base
+  cctop view SOURCE... [flags]                       the TUI on pprof profiles: files, - (stdin), http(s) URLs
   cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
   cctop agent [flags] (--all | -p PID | -- CMD [ARGS...]) --otlp HOST:PORT
                                                      always on, at 19 Hz: a profile every --window, pushed to
@@ -57,6 +57,13 @@ record flags:
   --max-log N     keep the newest N samples for re-weighting call estimates (default %d)
   --symbol-mib N  hold at most N MiB of symbol, debug and unwind tables (default %d; the agent's 256); the
                   least recently used binaries' are dropped and read again when needed
+
+view flags:
+  --base FILE       subtract and compare with this profile (pprof's -diff_base)
+  --sample-index T  the sample type shown first, by name or index (the key y cycles them)
+  --tagfocus E, --tagignore E   keep or drop samples by label: key=regexp, regexp, or key=lo:hi
+  --top N           print the flat top N functions, as go tool pprof -top, and exit
+  --seconds N       a URL's profile length (seconds=N); --timeout D: how long to wait for it
 
 top flags (and the record flags above):
   --refresh D     redraw for new samples every D (default 1s; keys are answered at once)
@@ -108,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		tuneGC()
 		err = cmdTop(args[1:], stderr)
 	case "view":
-		err = cmdView(args[1:], stderr)
+		err = cmdView(args[1:], stdout, stderr)
 	case "record":
 		tuneGC()
 		err = cmdRecord(args[1:], stderr)

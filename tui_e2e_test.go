@@ -214,6 +214,18 @@ func TestViewBadFiles(t *testing.T) {
 	// A field (profile.proto's sample_type) that declares 2^62 bytes.
 	huge := append([]byte{0x0a}, binary.AppendUvarint(nil, 1<<62)...)
 	huge = append(huge, 0x08, 0x01)
+	// A sample whose location (id 99) is not in the file.
+	dangling := []byte{0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x12, 0x06, 0x0a, 0x01, 99, 0x12, 0x01, 0x01,
+		0x32, 0x00, 0x32, 0x07, 's', 'a', 'm', 'p', 'l', 'e', 's', 0x32, 0x05, 'c', 'o', 'u', 'n', 't'}
+	javaHeap, _ := filepath.Abs("cct/testdata/legacy/java.heap")
+	legacyHeap, err := os.ReadFile(javaHeap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacyCPU, err := os.ReadFile("cct/testdata/legacy/cppbench.cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sub := filepath.Join(dir, "adir")
 	os.Mkdir(sub, 0o755)
 	cases := []struct{ file, want string }{
@@ -230,6 +242,11 @@ func TestViewBadFiles(t *testing.T) {
 		{write("text.txt", []byte("main;f 1\nmain;g 2\n")), "pprof"},
 		{sub, "is a directory"},
 		{"/dev/zero", "not a pprof profile"}, // endless: must not be read to the end
+		{write("dangling.pb", dangling), "sample has nil location"},
+		{write("dangling.pb.gz", gzipBytes(dangling)), "sample has nil location"},
+		{write("legacy-cut.heap", legacyHeap[:len(legacyHeap)/2]), "cut short"},
+		{write("legacy-cut.cpu", legacyCPU[:len(legacyCPU)/2]), "cut short"},
+		{write("legacy-cut-records.cpu", legacyCPU[:100]), "cut short"},
 	}
 	for _, c := range cases {
 		for _, args := range [][]string{{"view", c.file}, {"view", good, "--base", c.file}} {
@@ -241,11 +258,29 @@ func TestViewBadFiles(t *testing.T) {
 			}
 		}
 	}
-	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view"); code != 2 || !strings.Contains(stderr, "one profile file") {
+	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view"); code != 2 || !strings.Contains(stderr, "view takes a profile") {
 		t.Errorf("view without a file: exit %d %q", code, stderr)
 	}
-	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view", good, good); code != 2 || !strings.Contains(stderr, "one profile file") {
-		t.Errorf("view of two files: exit %d %q", code, stderr)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{good, "--sample-index", "alloc_space"}, `no sample type "alloc_space": the profile has samples/count, cpu/nanoseconds`},
+		{[]string{good, "--sample-index", "7"}, "sample index 7 out of range"},
+		{[]string{good, "--tagfocus", "k=("}, `--tagfocus "k=(": bad regular expression "("`},
+		{[]string{good, "--base", javaHeap}, "java.heap cannot be compared with runtime.pb.gz: its sample types are"},
+		{[]string{good, javaHeap, "--top", "1"}, "java.heap cannot be merged with runtime.pb.gz"},
+	} {
+		_, stderr, code := testutil.Run(t, cctopBin, dir, append([]string{"view"}, c.args...)...)
+		if code != 1 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("view %v: exit %d, %q; want one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+	// Two files merge, as pprof merges them.
+	one, _, _ := testutil.Run(t, cctopBin, dir, "view", good, "--top", "1")
+	two, stderr, code := testutil.Run(t, cctopBin, dir, "view", good, good, "--top", "1")
+	if code != 0 || parseTop(t, one)[0] != parseTop(t, two)[0] || !strings.Contains(two, "runtime.pb.gz + runtime.pb.gz") {
+		t.Errorf("view of two files: exit %d %q\n%s\nvs one\n%s", code, stderr, two, one)
 	}
 	if _, stderr, code := testutil.Run(t, cctopBin, dir, "view", good, "--base"); code != 2 || !strings.HasPrefix(stderr, "cctop: flag needs an argument: -base\n") {
 		t.Errorf("view --base without a file: exit %d %q", code, stderr)

@@ -3,30 +3,49 @@ package main
 import (
 	"flag"
 	"io"
-	"strings"
+	"os"
 
 	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/tui"
 )
 
-func cmdView(args []string, stderr io.Writer) error {
+func cmdView(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("view", flag.ContinueOnError)
-	base := fs.String("base", "", "compare against this profile `FILE`")
-	// Go's flag package stops at the first non-flag: take FILE from
-	// wherever it stands.
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
+	var o engine.ViewOptions
+	fs.StringVar(&o.Base, "base", "", "compare against this profile `FILE`")
+	fs.StringVar(&o.SampleIndex, "sample-index", "", "the sample type shown first: its name or index")
+	fs.IntVar(&o.Seconds, "seconds", 0, "a URL's profile length in seconds")
+	var timeout durationFlag
+	fs.Var(&timeout, "timeout", "how long to wait for a URL's profile")
+	fs.StringVar(&o.TagFocus, "tagfocus", "", "only samples whose labels match")
+	fs.StringVar(&o.TagIgnore, "tagignore", "", "no samples whose labels match")
+	top := fs.Int("top", 0, "print the flat top N functions and exit")
+	// Go's flag package stops at the first non-flag: the sources may
+	// stand anywhere among the flags.
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.Sources = append(o.Sources, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	switch {
+	case len(o.Sources) == 0:
+		return usageError("view takes a profile: a file, - for stdin, or a URL")
+	case o.Seconds < 0:
+		return usageError("--seconds must be positive")
+	case *top < 0:
+		return usageError("--top must be positive")
 	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
-	} else if fs.NArg() > 0 || file == "" {
-		return usageError("view takes one profile file")
+	o.Timeout = timeout.d
+	o.Stdin = os.Stdin
+	if isFlagSet(fs, "top") {
+		return engine.WriteTop(stdout, o, *top)
 	}
-	src, err := engine.OpenProfile(file, *base)
+	src, err := engine.OpenProfiles(o)
 	if err != nil {
 		return err
 	}
@@ -34,4 +53,10 @@ func cmdView(args []string, stderr io.Writer) error {
 	defer quitOnSignals(prog)()
 	_, err = prog.Run()
 	return tuiError(err)
+}
+
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -51,6 +51,7 @@ const (
 type boundColumn struct {
 	index int
 	field func(*Metrics) *int64
+	time  bool // the field is Time
 }
 
 // importColumns decides which columns of a foreign profile feed which field. Files from
@@ -76,7 +77,7 @@ func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *pr
 	if samples < 0 {
 		samples = 0
 	}
-	cols = append(cols, boundColumn{samples, samplesField})
+	cols = append(cols, boundColumn{index: samples, field: samplesField})
 
 	tm := -1
 	for i, vt := range types {
@@ -102,22 +103,33 @@ func importColumns(types []*profile.ValueType) (cols []boundColumn, timeType *pr
 		}
 	}
 	if tm >= 0 {
-		cols = append(cols, boundColumn{tm, timeField})
+		cols = append(cols, boundColumn{index: tm, field: timeField, time: true})
 		timeType = types[tm]
 	}
 	for i, vt := range types {
 		switch {
 		case vt.Type == "calls" && vt.Unit == "count":
-			cols = append(cols, boundColumn{i, callsField})
+			cols = append(cols, boundColumn{index: i, field: callsField})
 		case vt.Type == "calls_adjusted" && vt.Unit == "count":
-			cols = append(cols, boundColumn{i, adjField})
+			cols = append(cols, boundColumn{index: i, field: adjField})
 		case vt.Type == "calls_flow" && vt.Unit == "count":
-			cols = append(cols, boundColumn{i, flowField})
+			cols = append(cols, boundColumn{index: i, field: flowField})
 		case vt.Type == OffCPUType && vt.Unit == "nanoseconds":
-			cols = append(cols, boundColumn{i, offCPUField})
+			cols = append(cols, boundColumn{index: i, field: offCPUField})
 		case vt.Type == WallType && vt.Unit == "nanoseconds":
-			cols = append(cols, boundColumn{i, wallField})
+			cols = append(cols, boundColumn{index: i, field: wallField})
 		}
 	}
 	return cols, timeType
+}
+
+// bindTime binds the time field to column index instead of the one importColumns chose.
+func bindTime(cols []boundColumn, index int) []boundColumn {
+	out := make([]boundColumn, 0, len(cols)+1)
+	for _, c := range cols {
+		if !c.time {
+			out = append(out, c)
+		}
+	}
+	return append(out, boundColumn{index: index, field: timeField, time: true})
 }

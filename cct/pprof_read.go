@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -18,15 +20,42 @@ const maxDepth = 1 << 14
 // go test -cpuprofile, or other tools'. Input that is not a usable pprof profile gives an
 // error saying so.
 func ReadProfile(r io.Reader) (*Tree, Meta, error) {
-	data, err := readBounded(r)
+	p, err := ParseProfile(r)
 	if err != nil {
 		return nil, Meta{}, err
 	}
-	p, err := profile.ParseData(data)
-	if err != nil {
-		return nil, Meta{}, fmt.Errorf("not a pprof profile: %w", err)
-	}
 	return FromProfile(p)
+}
+
+// ParseProfile reads a profile in any format the pprof package reads: protobuf, gzipped or
+// not, and the legacy formats (gperftools CPU and heap, old Go text profiles, Java), within
+// the size bound. Frames the profile asks to drop (its drop_frames) are dropped, as pprof
+// does.
+func ParseProfile(r io.Reader) (*profile.Profile, error) {
+	data, err := readBounded(r)
+	if err != nil {
+		return nil, err
+	}
+	// The protobuf format first, as pprof reads it; then the legacy ones, which are
+	// checked for an end that says they are whole.
+	p, err := profile.ParseUncompressed(data)
+	if err == nil {
+		err = p.CheckValid()
+	} else if p, err = profile.ParseData(data); err == nil {
+		if err := legacyEnd(data); err != nil {
+			return nil, fmt.Errorf("not a whole profile: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not a pprof profile: %w", err)
+	}
+	if len(p.SampleType) == 0 {
+		return nil, errors.New("not a pprof profile: no sample types")
+	}
+	if err := p.RemoveUninteresting(); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	return p, nil
 }
 
 // maxProfileBytes bounds what ReadProfile reads, after decompression: a gzip bomb or an
@@ -44,9 +73,10 @@ func readBounded(r io.Reader) ([]byte, error) {
 		return nil, errors.New("not a pprof profile: empty input")
 	case len(head) == 0:
 		return nil, fmt.Errorf("reading profile: %w", err)
-	case head[0] == 0:
-		// A protobuf message starts with a field's tag, never 0 (field 0 does not exist):
-		// this is not a profile, and may be /dev/zero.
+	case head[0] == 0 && !legacyCPUHeader(br):
+		// A protobuf message starts with a field's tag, never 0 (field 0 does not exist),
+		// and a gperftools CPU profile with its header: this is neither, and may be
+		// /dev/zero.
 		return nil, errors.New("not a pprof profile: it starts with a zero byte")
 	}
 	var in io.Reader = br
@@ -71,19 +101,51 @@ func readBounded(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// FromProfile builds a tree from a parsed pprof profile. Value columns are matched by name
+// legacyCPUHeader says whether br starts a gperftools CPU profile.
+func legacyCPUHeader(br *bufio.Reader) bool {
+	head, _ := br.Peek(40)
+	_, _, ok := cpuFormat(head)
+	return ok
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// FromProfile builds a tree from a parsed pprof profile, its time from the column of the
+// trigger's time (see importColumns): FromProfileType(p, -1).
+func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
+	return FromProfileType(p, -1)
+}
+
+// FromProfileType builds a tree from a parsed pprof profile. Value columns are matched by name
 // (see importColumns); each location's lines become frames, all but the last inlined;
 // thread_id, thread_name and pid labels (or tid, thread_comm) fill Meta.Threads, and
 // mappings' build IDs Meta.Modules (the first one of a file wins).
 // Addresses become module-relative: Address - Mapping.Start + Mapping.Offset.
-func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
+//
+// index picks the column shown as the tree's time (Metrics.Time), as pprof's -sample_index
+// does, and Meta.SampleType and Unit name it; index < 0, or a column of time off the CPU
+// (which a view shows through its mode), keeps the trigger's time column.
+func FromProfileType(p *profile.Profile, index int) (*Tree, Meta, error) {
 	if err := p.CheckValid(); err != nil {
 		return nil, Meta{}, fmt.Errorf("not a pprof profile: %w", err)
 	}
 	if len(p.SampleType) == 0 {
 		return nil, Meta{}, errors.New("not a pprof profile: no sample types")
 	}
+	if index >= len(p.SampleType) {
+		return nil, Meta{}, fmt.Errorf("sample index %d: the profile has %d sample types", index, len(p.SampleType))
+	}
 	cols, timeType := importColumns(p.SampleType)
+	if index >= 0 && p.SampleType[index].Type != OffCPUType && p.SampleType[index].Type != WallType {
+		cols, timeType = bindTime(cols, index), p.SampleType[index]
+	}
 	meta := Meta{
 		Period:        p.Period,
 		TimeNanos:     p.TimeNanos,
@@ -125,6 +187,13 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 		}
 	}
 
+	// Without thread labels, the samples' labels (Go's goroutine labels, pprof.Do) stand
+	// in for threads, one per set of labels, so that the thread filter has something to
+	// filter by.
+	var groups *labelGroups
+	if !hasThreadLabels(p) {
+		groups = &labelGroups{ids: map[string]uint32{}}
+	}
 	t := New()
 	r := reader{t: t, frames: make(map[*profile.Location][]Frame), funcs: make(map[readFuncKey]FuncID)}
 	var stack []Frame
@@ -147,6 +216,9 @@ func FromProfile(p *profile.Profile) (*Tree, Meta, error) {
 			}
 		}
 		tid, th, ok := threadOf(s)
+		if !ok && groups != nil {
+			tid, th, ok = groups.of(s)
+		}
 		if ok {
 			if meta.Threads == nil {
 				meta.Threads = make(map[uint32]Thread)
@@ -182,6 +254,45 @@ func threadOf(s *profile.Sample) (uint32, Thread, bool) {
 		}
 	}
 	return th.TID, th, ok
+}
+
+func hasThreadLabels(p *profile.Profile) bool {
+	for _, s := range p.Sample {
+		if _, _, ok := threadOf(s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// labelGroups numbers the sets of string labels of samples, from 1 in order of first
+// appearance, as made-up thread ids named by the labels ("k=v, k2=v2").
+type labelGroups struct {
+	ids  map[string]uint32
+	keys []string
+}
+
+func (g *labelGroups) of(s *profile.Sample) (uint32, Thread, bool) {
+	if len(s.Label) == 0 {
+		return 0, Thread{}, false
+	}
+	g.keys = g.keys[:0]
+	for k, vs := range s.Label {
+		for _, v := range vs {
+			g.keys = append(g.keys, k+"="+v)
+		}
+	}
+	if len(g.keys) == 0 {
+		return 0, Thread{}, false
+	}
+	slices.Sort(g.keys)
+	name := strings.Join(g.keys, ", ")
+	id, ok := g.ids[name]
+	if !ok {
+		id = uint32(len(g.ids) + 1)
+		g.ids[name] = id
+	}
+	return id, Thread{TID: id, Name: name}, true
 }
 
 func firstNum(s *profile.Sample, keys ...string) *int64 {

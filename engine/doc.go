@@ -12,5 +12,5 @@
 //
 // A front end chooses Options, completes a sampler.Config with Prepare,
 // and then either records (Record) or runs live (StartLive, whose Live is
-// a tui.Source); OpenProfile serves a saved profile to the same TUI.
+// a tui.Source); OpenProfiles serves saved profiles (files, stdin, URLs) to the same TUI.
 package engine

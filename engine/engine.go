@@ -231,7 +231,17 @@ func (l *Live) Close(stderr io.Writer) {
 // OpenProfile is the TUI's source for the saved profile at path, with
 // deltas against the one at basePath ("": none).
 func OpenProfile(path, basePath string) (tui.Source, error) {
-	s, err := newFileSource(path, basePath)
+	return OpenProfiles(ViewOptions{Sources: []string{path}, Base: basePath})
+}
+
+// OpenProfiles is the TUI's source for the profiles o names: read (files, stdin, URLs),
+// merged, filtered by their labels, shown by sample type, compared with a base.
+func OpenProfiles(o ViewOptions) (tui.Source, error) {
+	l, err := loadProfiles(o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newFileSourceOf(l)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/internal/testutil"
 )
 
@@ -19,4 +20,13 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(testutil.Main(m, &cctopBin))
+}
+
+// readTree reads the profile at path into a tree, as cctop view shows it first.
+func readTree(path string) (*cct.Tree, cct.Meta, error) {
+	l, err := loadProfiles(ViewOptions{Sources: []string{path}})
+	if err != nil {
+		return nil, cct.Meta{}, err
+	}
+	return cct.FromProfileType(l.prof, l.index)
 }

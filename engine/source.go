@@ -1,106 +1,31 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/correct"
-	"github.com/cctop/cctop/otlp"
 	"github.com/cctop/cctop/tui"
+	"github.com/google/pprof/profile"
 )
-
-// readTree reads a pprof file into a tree, with a one-line error.
-func readTree(path string) (*cct.Tree, cct.Meta, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: is a directory", path)
-	}
-	br := bufio.NewReader(f)
-	if head, _ := br.Peek(8); !maybeOTLP(head) {
-		// Read as it streams: a device that never ends (/dev/zero) is
-		// no profile, and is not read to its end to find out.
-		return readPprof(path, br)
-	}
-	data, err := io.ReadAll(io.LimitReader(br, maxProfileFile+1))
-	if err != nil {
-		return nil, cct.Meta{}, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
-	}
-	if len(data) > maxProfileFile {
-		return nil, cct.Meta{}, fmt.Errorf("%s: over %d GiB, too large for a profile", path, maxProfileFile>>30)
-	}
-	if otlp.Sniff(data) {
-		// OTLP profiles, as a collector's file exporter writes them:
-		// every window and process in the file, merged.
-		ps, err := otlp.Read(data)
-		if err != nil {
-			return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
-		}
-		procs, err := otlp.Trees(ps)
-		if err != nil {
-			return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
-		}
-		if len(procs) == 0 {
-			return nil, cct.Meta{}, fmt.Errorf("%s: no profiles in this OTLP file", path)
-		}
-		t, m := otlp.Merge(procs)
-		return t, m, nil
-	}
-	return readPprof(path, bytes.NewReader(data))
-}
-
-// maxProfileFile bounds what view reads of a file that may hold OTLP
-// profiles, which are read whole.
-const maxProfileFile = 4 << 30
-
-// maybeOTLP says whether a file's first bytes may start OTLP profiles as
-// otlp.Read takes them: gzip, a JSON line, a protobuf message (field 1,
-// length-delimited) or one behind a 4-byte length. A pprof profile may
-// start so too; otlp.Sniff tells them apart.
-func maybeOTLP(head []byte) bool {
-	switch {
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return true
-	case len(head) >= 1 && (head[0] == '{' || head[0] == 0x0a):
-		return true
-	case len(head) >= 5 && head[4] == 0x0a:
-		return true
-	}
-	trimmed := bytes.TrimLeft(head, " \t\r\n")
-	return len(trimmed) > 0 && trimmed[0] == '{'
-}
-
-// readPprof reads a pprof profile, with a one-line error.
-func readPprof(path string, r io.Reader) (*cct.Tree, cct.Meta, error) {
-	t, m, err := cct.ReadProfile(r)
-	if err != nil {
-		return nil, cct.Meta{}, fmt.Errorf("%s: %v", path, err)
-	}
-	return t, m, nil
-}
-
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
-}
 
 // fileSource shows a saved profile: its time, or its call estimates as the
 // density and latency toggles pick them, against a base profile.
 type fileSource struct {
-	name       string
+	name string
+	// prof and baseProf are the profiles as read: the trees are built
+	// from them for the sample type shown (index).
+	prof, baseProf *profile.Profile
+	index          int
+	// cycle is the order the sample-type key steps through the types: the
+	// first shown, the others of its unit (alloc_space after inuse_space),
+	// then the rest, in the profile's order. Time off the CPU is shown
+	// through the mode instead, and is not in it.
+	cycle      []int
 	tree, base *cct.Tree
 	meta       cct.Meta
 	baseCalls  bool // the base profile has call estimates
@@ -117,27 +42,26 @@ type fileSource struct {
 }
 
 func newFileSource(path, basePath string) (*fileSource, error) {
-	t, m, err := readTree(path)
+	l, err := loadProfiles(ViewOptions{Sources: []string{path}, Base: basePath})
 	if err != nil {
 		return nil, err
 	}
-	// The trees are read by the TUI's goroutine and under the source's
-	// lock at once: their totals are settled now, so that no read writes.
-	t.Settle()
-	s := &fileSource{name: filepath.Base(path), tree: t, meta: m, msgs: make(chan tea.Msg, 8)}
+	return newFileSourceOf(l)
+}
+
+func newFileSourceOf(l *loaded) (*fileSource, error) {
+	s := &fileSource{name: l.name, prof: l.prof, baseProf: l.base, index: l.index, msgs: make(chan tea.Msg, 8)}
+	s.cycle = typeCycle(l.prof.SampleType, l.index)
+	if err := s.build(); err != nil {
+		return nil, err
+	}
+	m := s.meta
 	// The file's estimates are at the alpha it was recorded with.
 	var alpha float64
 	fmt.Sscanf(commentValue(m.Comments, "alpha="), "%g", &alpha)
 	params, comparison := correct.Params{Density: true, Latency: true, Alpha: alpha}, ""
-	if basePath != "" {
-		var bm cct.Meta
-		if s.base, bm, err = readTree(basePath); err != nil {
-			return nil, err
-		}
-		s.base.Settle()
-		s.baseCalls = bm.Calls
+	if s.base != nil {
 		comparison = "base file"
-		s.name += " vs " + filepath.Base(basePath)
 	}
 	mode := ModeCPU
 	switch m.DefaultType {
@@ -147,11 +71,61 @@ func newFileSource(path, basePath string) (*fileSource, error) {
 		mode = ModeWall
 	}
 	s.view = newViewState(params, comparison, mode)
-	if m.Calls {
+	// Calls first where the file counted any: a recording whose counters
+	// counted nothing in it (too hot to count within the budget) would
+	// show an empty tree.
+	if tot := s.tree.Total(); m.Calls && (tot.Calls != 0 || tot.CallsAdj != 0) {
 		s.view.suggestMetric("calls")
 	}
 	s.rebuild()
 	return s, nil
+}
+
+// build makes the trees of the sample type shown, of the profile and of the base.
+func (s *fileSource) build() error {
+	t, m, err := cct.FromProfileType(s.prof, s.index)
+	if err != nil {
+		return fmt.Errorf("%s: %v", s.name, err)
+	}
+	// The trees are read by the TUI's goroutine and under the source's
+	// lock at once: their totals are settled now, so that no read writes.
+	t.Settle()
+	s.tree, s.meta = t, m
+	if s.baseProf != nil {
+		// loadProfiles made sure that the base has the same sample types.
+		b, bm, err := cct.FromProfileType(s.baseProf, s.index)
+		if err != nil {
+			return fmt.Errorf("base: %v", err)
+		}
+		b.Settle()
+		s.base, s.baseCalls = b, bm.Calls
+	}
+	return nil
+}
+
+// typeCycle is the order of fileSource.cycle, from first.
+func typeCycle(types []*profile.ValueType, first int) []int {
+	order := []int{first}
+	offCPU := func(i int) bool { return types[i].Type == cct.OffCPUType || types[i].Type == cct.WallType }
+	for pass := 0; pass < 2; pass++ {
+		for i, vt := range types {
+			if i == first || offCPU(i) || (vt.Unit == types[first].Unit) != (pass == 0) {
+				continue
+			}
+			order = append(order, i)
+		}
+	}
+	return order
+}
+
+// nextType steps to the next sample type of the cycle, false when there is no other.
+func (s *fileSource) nextType() bool {
+	if len(s.cycle) < 2 {
+		return false
+	}
+	at := slices.Index(s.cycle, s.index)
+	s.index = s.cycle[(at+1)%len(s.cycle)]
+	return true
 }
 
 func (s *fileSource) Snapshot() tui.Snapshot {
@@ -172,12 +146,35 @@ func (s *fileSource) do(a tui.Action) {
 	switch {
 	case a.Kind == tui.Export:
 		s.view.export(a.Path, s)
+	case a.Kind == tui.CycleSampleType:
+		s.cycleType()
 	case s.view.act(a, s):
 		s.rebuild()
 		s.send(tui.SnapshotReadyMsg{})
 	default:
 		s.send(tui.StatusMsg{Text: a.Kind.String() + " needs a live target"})
 	}
+}
+
+// cycleType shows the next sample type, as its time: the metric and mode that would
+// hide it go back to time on the CPU.
+func (s *fileSource) cycleType() {
+	old := s.index
+	if !s.nextType() {
+		vt := s.prof.SampleType[s.index]
+		s.send(tui.StatusMsg{Text: "this profile has one sample type, " + vt.Type + "/" + vt.Unit})
+		return
+	}
+	if err := s.build(); err != nil {
+		s.index = old
+		s.send(tui.ErrorMsg{Err: err})
+		return
+	}
+	s.view.metric, s.view.metricChosen, s.view.mode = "time", true, ModeCPU
+	s.rebuild()
+	s.send(tui.SnapshotReadyMsg{})
+	vt := s.prof.SampleType[s.index]
+	s.send(tui.StatusMsg{Text: fmt.Sprintf("sample type %s/%s (%d of %d)", vt.Type, vt.Unit, s.index+1, len(s.prof.SampleType))})
 }
 
 func (s *fileSource) send(m tea.Msg) {
@@ -267,15 +264,70 @@ func (s *fileSource) rebuild() {
 	snap := tui.Snapshot{
 		Tree: s.tree, Threads: threads, Seq: s.seq,
 		Header: tui.Header{
-			Target: s.name, Threads: len(threads), Samples: uint64(s.tree.Total().Samples), Unwound: unwoundComment(s.meta.Comments),
+			Target: s.name, Threads: len(threads), Samples: s.samples(), Unwound: unwoundComment(s.meta.Comments),
 			Counter: commentValue(s.meta.Comments, "counters="), CounterBrief: briefComment(s.meta.Comments),
 			ProbeCost: probeCostOf(s.tree), Trigger: trigger, TriggerLost: triggerLost(trigger, lost), State: "file",
+			File: s.fileInfo(),
 		},
+		Unit: s.meta.Unit,
 	}
 	s.view.show(&snap, s)
+	// Against a base file the metric column is the difference, as pprof's
+	// -diff_base shows it.
+	snap.Diff = snap.Compare != nil && snap.Header.Comparison == "base file"
 	s.mu.Lock()
 	s.snap = snap
 	s.mu.Unlock()
+}
+
+// samples is the header's count of samples: the samples column's total where the
+// profile has one, else how many samples the file holds (a heap profile's are its
+// allocation sites).
+func (s *fileSource) samples() uint64 {
+	for _, vt := range s.prof.SampleType {
+		if vt.Type == "samples" {
+			return uint64(s.tree.Total().Samples)
+		}
+	}
+	return uint64(len(s.prof.Sample))
+}
+
+// fileInfo is what the header says of the profile.
+func (s *fileSource) fileInfo() *tui.FileInfo {
+	p := s.prof
+	f := &tui.FileInfo{
+		SampleType: s.meta.SampleType, Unit: s.meta.Unit, Types: len(p.SampleType),
+		Period: p.Period, TimeNanos: p.TimeNanos, DurationNanos: p.DurationNanos,
+		Corrections: s.meta.Calls,
+	}
+	if p.PeriodType != nil {
+		f.PeriodType, f.PeriodUnit = p.PeriodType.Type, p.PeriodType.Unit
+	}
+	for _, c := range p.Comments {
+		if !keyValueComment(c) {
+			f.Comments = append(f.Comments, c)
+		}
+	}
+	// pprof's rule: the first mapping is the main binary.
+	if len(p.Mapping) > 0 {
+		f.Main, f.BuildID = p.Mapping[0].File, p.Mapping[0].BuildID
+	}
+	return f
+}
+
+// keyValueComment says whether c is one of the key=value comments cctop writes, which the
+// header reads into its own facts.
+func keyValueComment(c string) bool {
+	k, _, ok := strings.Cut(c, "=")
+	if !ok || k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // unwoundComment is the unwound share cctop record wrote, or -1.

@@ -24,6 +24,9 @@ type KeyMap struct {
 
 	// What the tree shows.
 	Invert, Flat, Threads, Split, Metric key.Binding
+	// SampleType steps through a saved profile's sample types (pprof's
+	// sample_index): alloc_space, inuse_space, ... of a heap profile.
+	SampleType key.Binding
 	// Inline shows inlined functions as frames of their own (logical frames, the
 	// default) or merged into the function they were inlined into (physical frames).
 	Inline key.Binding
@@ -84,15 +87,16 @@ func DefaultKeyMap() KeyMap {
 		NextMatch: b(k("n"), "n", "next match"),
 		PrevMatch: b(k("N"), "N", "previous match"),
 
-		Invert:  b(k("i"), "i", "invert (bottom-up)"),
-		Flat:    b(k("t"), "t", "flat top functions"),
-		Threads: b(k("T"), "T", "thread filter"),
-		Split:   b(k("s"), "s", "split call sites"),
-		Metric:  b(k("m"), "m", "metric time/calls"),
-		Inline:  b(k("I"), "I", "inlined frames on/off"),
-		Names:   b(k("v"), "v", "full/short names"),
-		Chains:  b(k("z"), "z", "chains on/off"),
-		Probes:  b(k("P"), "P", "rank probe cost"),
+		Invert:     b(k("i"), "i", "invert (bottom-up)"),
+		Flat:       b(k("t"), "t", "flat top functions"),
+		Threads:    b(k("T"), "T", "thread filter"),
+		Split:      b(k("s"), "s", "split call sites"),
+		Metric:     b(k("m"), "m", "metric time/calls"),
+		SampleType: b(k("y"), "y", "cycle sample type"),
+		Inline:     b(k("I"), "I", "inlined frames on/off"),
+		Names:      b(k("v"), "v", "full/short names"),
+		Chains:     b(k("z"), "z", "chains on/off"),
+		Probes:     b(k("P"), "P", "rank probe cost"),
 
 		Counters: b(k("C"), "C", "counters panel"),
 
@@ -150,7 +154,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
 		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
-		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric},
+		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric, k.SampleType},
 		{k.Counters, k.Density, k.Latency, k.Flow, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Mode, k.Idle, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}

@@ -10,6 +10,7 @@ import (
 const (
 	pctWidth    = 6 // "100.0%"
 	metricWidth = 7 // "123.4ms", "999.9M"
+	diffWidth   = 8 // "+123.4ms": a difference from a base, signed
 	deltaWidth  = 6 // "+100.0"
 )
 
@@ -101,13 +102,74 @@ func sig3(x float64) string {
 	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
-// formatMetric formats a weight under the snapshot's metric.
-func formatMetric(metric string, x float64) string {
-	if metric == "time" {
+// byteUnits scale sizes in bytes, in powers of 1024; below 1 KiB a size is shown whole.
+var byteUnits = []unit{{1 << 40, 1 << 40, "TiB"}, {1 << 30, 1 << 30, "GiB"}, {1 << 20, 1 << 20, "MiB"}, {1 << 10, 1 << 10, "KiB"}}
+
+// formatBytes is a size in bytes: "512B", "12.3KiB", "1.50GiB".
+func formatBytes(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	if s, ok := scaled(x, byteUnits); ok {
+		return s
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64) + "B"
+}
+
+// formatValue is x in a pprof sample type's unit: durations as time, sizes in bytes
+// with binary prefixes, anything else as a count.
+func formatValue(unit string, x float64) string {
+	switch unit {
+	case "", "nanoseconds", "ns":
 		return formatTime(x)
+	case "microseconds", "us":
+		return formatTime(x * 1e3)
+	case "milliseconds", "ms":
+		return formatTime(x * 1e6)
+	case "seconds", "s":
+		return formatTime(x * 1e9)
+	case "bytes", "B":
+		return formatBytes(x)
+	case "kilobytes", "KiB", "kB":
+		return formatBytes(x * 1024)
+	case "megabytes", "MiB", "MB":
+		return formatBytes(x * (1 << 20))
 	}
 	return formatCount(x)
 }
+
+// formatSigned is s, the formatted x, with a plus sign when x is above 0.
+func formatSigned(s string, x float64) string {
+	if x > 0 {
+		return "+" + s
+	}
+	return s
+}
+
+// formatMetric formats a weight under the snapshot's metric and unit.
+func formatMetric(metric, unit string, x float64) string {
+	if metric == "time" {
+		return formatValue(unit, x)
+	}
+	return formatCount(x)
+}
+
+// metricTitle is the metric column's title: what its figures are.
+func metricTitle(metric, unit string) string {
+	if metric != "time" {
+		return metric
+	}
+	switch unit {
+	case "", "nanoseconds", "ns", "microseconds", "us", "milliseconds", "ms", "seconds", "s":
+		return "time"
+	case "bytes", "B", "kilobytes", "KiB", "kB", "megabytes", "MiB", "MB":
+		return "size"
+	}
+	return "count"
+}
+
+// FormatValue is formatValue for the engine's headless output.
+func FormatValue(unit string, x float64) string { return formatValue(unit, x) }
 
 // FormatCount and FormatTime are formatCount and formatTime for the engine's
 // status and summary lines, so that figures read the same everywhere.

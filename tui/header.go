@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
@@ -185,13 +186,22 @@ func (hb *headerBar) items() []item {
 		keep = hb.width / 5
 	}
 	fitT, leastT := targetFit(target, keep)
-	its := []item{
-		text(lineSession, prioTarget, "", target, leastT, fitT),
-		fact(lineSession, prioRate, "", formatCount(h.Rate)+"/s").measured(len("1003/s")).flowing(),
-		fact(lineSession, prioSamples, "", count(h.Samples)+" samples").flowing(),
-		fact(lineSession, prioLost, "lost", count(h.Lost)).warnIf(h.Lost > 0).flowing(),
-	}
+	// A saved profile says what it holds; the live-only facts (rate,
+	// threads, unwound, the corrections, the counter) only where it
+	// carries them.
+	f := h.File
+	live := f == nil
+	its := []item{text(lineSession, prioTarget, "", target, leastT, fitT)}
 	its[0].title = true
+	if live {
+		its = append(its, fact(lineSession, prioRate, "", formatCount(h.Rate)+"/s").measured(len("1003/s")).flowing())
+	} else {
+		its = append(its, fileItems(f)...)
+	}
+	its = append(its, fact(lineSession, prioSamples, "", count(h.Samples)+" samples").flowing())
+	if live || h.Lost > 0 {
+		its = append(its, fact(lineSession, prioLost, "lost", count(h.Lost)).warnIf(h.Lost > 0).flowing())
+	}
 	if h.Throttled > 0 {
 		its = append(its, fact(lineSession, prioWarning, "throttled", count(h.Throttled)).warnIf(true))
 	}
@@ -207,7 +217,9 @@ func (hb *headerBar) items() []item {
 		it := fact(lineSession, prioWarning, "", printable(h.State)).flowing()
 		its = append(its, it.warnIf(strings.HasPrefix(h.State, "target ")))
 	}
-	its = append(its, fact(lineSession, prioThreads, "", strconv.Itoa(h.Threads)+" threads"))
+	if live || h.Threads > 0 {
+		its = append(its, fact(lineSession, prioThreads, "", strconv.Itoa(h.Threads)+" threads"))
+	}
 
 	unwound := fact(lineStacks, prioUnwound, "unwound", "?").flowing()
 	if h.Unwound >= 0 {
@@ -216,12 +228,20 @@ func (hb *headerBar) items() []item {
 		unwound = fact(lineStacks, prioUnwound, "unwound", formatPct(h.Unwound)).
 			measured(len("100.0%")).warnIf(h.Unwound < 90).flowing()
 	}
-	its = append(its, unwound,
-		fact(lineStacks, prioCorrection, "density", onOff(h.Density)).flowing(),
-		fact(lineStacks, prioCorrection, "latency", onOff(h.Latency)).flowing(),
-		fact(lineStacks, prioCorrection, "flow", onOff(h.Flow)).flowing(),
-		fact(lineStacks, prioCorrection, "alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64)).flowing(),
-	)
+	if live || h.Unwound >= 0 {
+		its = append(its, unwound)
+	}
+	if live || f.Corrections {
+		its = append(its,
+			fact(lineStacks, prioCorrection, "density", onOff(h.Density)).flowing(),
+			fact(lineStacks, prioCorrection, "latency", onOff(h.Latency)).flowing(),
+			fact(lineStacks, prioCorrection, "flow", onOff(h.Flow)).flowing(),
+			fact(lineStacks, prioCorrection, "alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64)).flowing(),
+		)
+	}
+	if !live {
+		its = append(its, fileTextItems(f)...)
+	}
 	if h.Mode != "" {
 		its = append(its, fact(lineStacks, prioCorrection, "mode", printable(h.Mode)).flowing())
 		if h.OnCPU >= 0 {
@@ -257,7 +277,9 @@ func (hb *headerBar) items() []item {
 		// warning from 5% on.
 		its = append(its, fact(lineCounter, prioProbeCost, "probe cost", formatPct(h.ProbeCost)).warnIf(h.ProbeCost >= 5))
 	}
-	its = append(its, counterItem(printable(h.Counter), printable(h.CounterBrief)))
+	if live || h.Counter != "" || h.CounterBrief != "" {
+		its = append(its, counterItem(printable(h.Counter), printable(h.CounterBrief)))
+	}
 	if h.Export != "" {
 		prio := prioState
 		if h.ExportWarn {
@@ -589,4 +611,54 @@ func (hb *headerBar) View() string {
 		out = append(out, b.String())
 	}
 	return strings.Join(out, "\n")
+}
+
+// fileItems are a saved profile's figures: the sample type shown (and how many there
+// are to cycle through), the sampling period, how long the profile ran and when.
+func fileItems(f *FileInfo) []item {
+	typ := printable(f.SampleType)
+	if f.Unit != "" {
+		typ += "/" + printable(f.Unit)
+	}
+	if f.Types > 1 {
+		typ += " (" + strconv.Itoa(f.Types) + " types)"
+	}
+	its := []item{fact(lineSession, prioRate, "type", typ)}
+	if f.Period > 0 {
+		p := formatValue(f.PeriodUnit, float64(f.Period))
+		if f.PeriodType != "" && f.PeriodType != f.SampleType {
+			p += " " + printable(f.PeriodType)
+		}
+		its = append(its, fact(lineSession, prioThreads, "period", p))
+	}
+	if f.DurationNanos > 0 {
+		its = append(its, fact(lineSession, prioThreads, "over", formatTime(float64(f.DurationNanos))))
+	}
+	if f.TimeNanos > 0 {
+		at := time.Unix(0, f.TimeNanos).Format("2006-01-02 15:04:05")
+		its = append(its, fact(lineSession, prioState, "at", at))
+	}
+	return its
+}
+
+// fileTextItems are a saved profile's free text: its main binary with its build ID, and
+// its comments.
+func fileTextItems(f *FileInfo) []item {
+	var its []item
+	if f.Main != "" {
+		s := printable(f.Main)
+		if f.BuildID != "" {
+			s += " build-id " + printable(f.BuildID)
+		}
+		its = append(its, text(lineStacks, prioComparison, "binary", s, min(ansi.StringWidth(s), 16), func(w int) string {
+			return cutFree(s, w)
+		}))
+	}
+	if len(f.Comments) > 0 {
+		s := printable(strings.Join(f.Comments, "; "))
+		its = append(its, text(lineCounter, prioCounter, "", s, min(ansi.StringWidth(s), 16), func(w int) string {
+			return cutFree(s, w)
+		}))
+	}
+	return its
 }

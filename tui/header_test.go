@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
@@ -385,5 +386,43 @@ func TestHeaderSaysSamplesWait(t *testing.T) {
 	h.Waiting = 0
 	if got := strings.Join(headerAt(h, v, 200, 6), "\n"); strings.Contains(got, "loading symbols") {
 		t.Errorf("header with none waiting:\n%s", got)
+	}
+}
+
+// TestHeaderFile: a saved profile's header says what the file holds (the sample type
+// and how many there are, its period, length and time, its main binary) and leaves out
+// the live-only facts it does not carry; a cctop profile with call estimates keeps the
+// corrections and the unwound share it recorded.
+func TestHeaderFile(t *testing.T) {
+	heap := Header{
+		Target: "heap.pb.gz", Samples: 24, Unwound: -1, ProbeCost: -1, Overlap: -1, State: "file",
+		File: &FileInfo{
+			SampleType: "inuse_space", Unit: "bytes", Types: 4, PeriodType: "space", PeriodUnit: "bytes", Period: 524288,
+			DurationNanos: 30e9, TimeNanos: time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local).UnixNano(),
+			Main: "/usr/local/bin/server", BuildID: "bc61d848f6f1", Comments: []string{"built by ci"},
+		},
+	}
+	v := viewInfo{view: "top-down", thread: "all"}
+	got := strings.Join(headerAt(heap, v, 160, 4), "\n")
+	for _, want := range []string{"heap.pb.gz", "type inuse_space/bytes (4 types)", "period 512KiB space", "over 30.0s",
+		"at 2026-11-26 17:00:00", "24 samples", "binary /usr/local/bin/server build-id bc61d848f6f1", "built by ci"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in the file's header:\n%s", want, got)
+		}
+	}
+	for _, live := range []string{"0/s", "threads", "lost", "unwound", "density", "latency", "alpha", "counter", "trigger"} {
+		if strings.Contains(got, live) {
+			t.Errorf("a heap profile's header says %q:\n%s", live, got)
+		}
+	}
+	checkUncut(t, "file header at 80", headerAt(heap, v, 80, 4), 80, nil)
+	own := heap
+	own.File = &FileInfo{SampleType: "cpu", Unit: "nanoseconds", Types: 4, Corrections: true}
+	own.Unwound, own.Density, own.Trigger = 99.1, true, "time"
+	got = strings.Join(headerAt(own, v, 160, 4), "\n")
+	for _, want := range []string{"unwound 99.1%", "density on", "alpha 0", "trigger time"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in a cctop profile's header:\n%s", want, got)
+		}
 	}
 }

@@ -84,7 +84,7 @@ func (m *Model) actionKeys() []struct {
 		{k.AlphaUp, AlphaUp}, {k.AlphaDown, AlphaDown},
 		{k.RateUp, RateUp}, {k.RateDown, RateDown},
 		{k.Trigger, CycleTrigger}, {k.Comparison, CycleComparison},
-		{k.Mode, CycleMode}, {k.Idle, ToggleIdle},
+		{k.Mode, CycleMode}, {k.Idle, ToggleIdle}, {k.SampleType, CycleSampleType},
 		{k.Baseline, Baseline}, {k.Pause, Pause}, {k.Reset, Reset},
 	}
 }

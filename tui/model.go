@@ -247,6 +247,7 @@ func (m *Model) profile() *profile {
 		st = m.structure
 	}
 	p := newProfile(st, s.Metric, self, cmp)
+	p.unit, p.diff = s.Unit, s.Diff && cmp != nil
 	p.pending = pending
 	return p
 }

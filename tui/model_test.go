@@ -571,11 +571,23 @@ func TestFormats(t *testing.T) {
 		{formatDelta(-0.04), "0.0"},
 		{formatDelta(-3.25), "-3.2"},
 		{formatPct(100), "100.0%"},
+		{formatValue("bytes", 512), "512B"},
+		{formatValue("bytes", 1023), "1023B"},
+		{formatValue("bytes", 12.3*1024), "12.3KiB"},
+		{formatValue("bytes", 1023.9*1024), "1024KiB"},
+		{formatValue("bytes", 64<<20), "64.0MiB"},
+		{formatValue("bytes", 1.5*(1<<30)), "1.50GiB"},
+		{formatValue("nanoseconds", 12e6), "12.0ms"},
+		{formatValue("microseconds", 1400), "1.40ms"},
+		{formatValue("seconds", 3), "3.00s"},
+		{formatValue("count", 4000), "4000"},
+		{formatValue("objects", 45e3), "45.0k"},
+		{formatSigned(formatValue("bytes", -(2<<20)), -(2 << 20)), "-2.00MiB"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
-		if w := ansi.StringWidth(tc.got); w > metricWidth {
+		if w := ansi.StringWidth(tc.got); w > metricWidth && !strings.HasPrefix(tc.got, "-") {
 			t.Errorf("%q is wider than a column", tc.got)
 		}
 	}

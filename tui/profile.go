@@ -131,6 +131,8 @@ func (s *structure) children(id cct.NodeID) []cct.NodeID {
 type profile struct {
 	*structure
 	metric          string
+	unit            string // of the time metric: a sample type's
+	diff            bool   // the metric column is the weight minus the comparison's
 	self, total     []float64
 	cmpSelf, cmpTot []float64 // nil: no comparison
 	grand, cmpGrand float64   // the root totals: 100%

@@ -12,6 +12,12 @@ type Snapshot struct {
 	Self    []float64 // per node: self weight under the shown metric (time in ns, or calls under the current correction)
 	Compare []float64 // per node: self weight of the comparison profile mapped onto Tree's nodes (nil: none)
 	Metric  string    // "time" or "calls"
+	// Unit is the unit of Self when Metric is "time": a saved profile's
+	// sample type's ("bytes", "count", "nanoseconds"); "" is nanoseconds.
+	Unit string
+	// Diff says Compare is a base to subtract (pprof's -diff_base): the
+	// metric column shows each row's weight minus the base's.
+	Diff    bool
 	Header  Header
 	Threads []cct.Thread // for the thread filter
 	// ThreadSelf returns the per-node self weights of one thread (nil func: no per-thread
@@ -121,6 +127,32 @@ type Header struct {
 	// for nowhere. ExportWarn: it is failing.
 	Export     string
 	ExportWarn bool
+	// File is what a saved profile says of itself; nil for a live
+	// session. A file's header shows the live-only facts (rate,
+	// threads, unwound, the corrections) only where it carries them.
+	File *FileInfo
+}
+
+// FileInfo is what the header says of a saved profile: the sample type shown and how
+// many there are, its producer's period, when and how long, its comments, and its main
+// binary.
+type FileInfo struct {
+	SampleType, Unit string
+	Types            int // sample types the profile has (the sample-type key cycles them)
+	// Period is the sampling period, in PeriodType/PeriodUnit (0: none said).
+	PeriodType, PeriodUnit string
+	Period                 int64
+	// TimeNanos is when the profile started (Unix ns), DurationNanos how long
+	// it ran; 0 unknown.
+	TimeNanos, DurationNanos int64
+	// Comments are the profile's free comments (cctop's own key=value ones
+	// fill the other fields instead).
+	Comments []string
+	// Main is the main binary's path and BuildID its build ID ("" unknown).
+	Main, BuildID string
+	// Corrections says the profile holds call estimates: the correction
+	// toggles mean something, and the header shows them.
+	Corrections bool
 }
 
 // Source feeds the TUI. Snapshot must not block (it returns the latest one); Do must not
@@ -153,8 +185,9 @@ const (
 	SetMetric // Value 0: time, 1: calls
 	SetThread // Value: the TID the thread filter shows, 0 for all threads
 	ToggleFlow
-	CycleMode  // the time shown: on the CPU, wall-clock, off the CPU
-	ToggleIdle // hide or show the threads that were almost always off the CPU
+	CycleMode       // the time shown: on the CPU, wall-clock, off the CPU
+	ToggleIdle      // hide or show the threads that were almost always off the CPU
+	CycleSampleType // a saved profile's next sample type (pprof's sample_index)
 )
 
 var actionNames = [...]string{
@@ -175,6 +208,7 @@ var actionNames = [...]string{
 	ToggleFlow:      "ToggleFlow",
 	CycleMode:       "CycleMode",
 	ToggleIdle:      "ToggleIdle",
+	CycleSampleType: "CycleSampleType",
 }
 
 func (k ActionKind) String() string {

@@ -13,7 +13,7 @@ import (
 // metric columns before the name loses its last characters.
 type columns struct {
 	self, metric, delta bool
-	nameW               int
+	metricW, nameW      int
 }
 
 // Widths below which a column is dropped.
@@ -26,8 +26,11 @@ func (t *treePane) columns() columns {
 	c := columns{}
 	used := pctWidth
 	if t.width >= minWidthMetric {
-		c.metric = true
-		used += 1 + metricWidth
+		c.metric, c.metricW = true, metricWidth
+		if t.prof != nil && t.prof.diff {
+			c.metricW = diffWidth
+		}
+		used += 1 + c.metricW
 	}
 	if t.width >= minWidthAll {
 		c.self, c.delta = true, true
@@ -70,8 +73,11 @@ func (t *treePane) View() string {
 
 func (t *treePane) titleLine(c columns) string {
 	metric := "calls"
-	if t.prof != nil && t.prof.metric == "time" {
-		metric = "time"
+	if t.prof != nil {
+		metric = metricTitle(t.prof.metric, t.prof.unit)
+		if t.prof.diff {
+			metric = "±" + metric
+		}
 	}
 	var b strings.Builder
 	b.WriteString(padLeft("total", pctWidth))
@@ -79,7 +85,7 @@ func (t *treePane) titleLine(c columns) string {
 		b.WriteString(" " + padLeft("self", pctWidth))
 	}
 	if c.metric {
-		b.WriteString(" " + padLeft(metric, metricWidth))
+		b.WriteString(" " + padLeft(metric, c.metricW))
 	}
 	if c.delta {
 		b.WriteString(" " + padLeft("Δ", deltaWidth))
@@ -129,10 +135,14 @@ func (t *treePane) renderRow(i int, c columns) string {
 		self = padLeft(self, pctWidth)
 	}
 	if c.metric {
-		if p.metric != "calls" || !p.noCalls[g.fn] {
-			met = formatMetric(p.metric, total)
+		switch {
+		case p.diff:
+			// As pprof's -diff_base: the weight here minus the base's.
+			met = formatSigned(formatMetric(p.metric, p.unit, total-cmpTotal), total-cmpTotal)
+		case p.metric != "calls" || !p.noCalls[g.fn]:
+			met = formatMetric(p.metric, p.unit, total)
 		}
-		met = padLeft(met, metricWidth)
+		met = padLeft(met, c.metricW)
 	}
 	var d float64
 	if c.delta {

@@ -7,45 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/google/pprof/profile"
 )
-
-// heapProfile is a Go heap profile's shape: four columns, no samples/count, and a
-// default type that is not the last column's.
-func heapProfile(def string) *profile.Profile {
-	hold := &profile.Function{ID: 1, Name: "main.hold"}
-	churn := &profile.Function{ID: 2, Name: "main.churn"}
-	main := &profile.Function{ID: 3, Name: "main.main"}
-	locs := []*profile.Location{
-		{ID: 1, Address: 0x10, Line: []profile.Line{{Function: hold}}},
-		{ID: 2, Address: 0x20, Line: []profile.Line{{Function: churn}}},
-		{ID: 3, Address: 0x30, Line: []profile.Line{{Function: main}}},
-	}
-	return &profile.Profile{
-		SampleType: []*profile.ValueType{
-			{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
-		},
-		DefaultSampleType: def,
-		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:            524288,
-		Sample: []*profile.Sample{
-			{Location: []*profile.Location{locs[0], locs[2]}, Value: []int64{10, 4 << 20, 10, 4 << 20}},
-			{Location: []*profile.Location{locs[1], locs[2]}, Value: []int64{4000, 64 << 20, 1, 16 << 10}},
-		},
-		Location: locs, Function: []*profile.Function{hold, churn, main},
-	}
-}
 
 // TestSampleTypes: each column of a heap profile can be the tree's time, and pprof's
 // rule picks the first one shown. Before, a heap profile's tree was empty: only a
 // nanoseconds or cycles column could be its time.
 func TestSampleTypes(t *testing.T) {
-	p := heapProfile("")
+	p := testutil.HeapProfile("")
 	if got := DefaultSampleIndex(p); got != 3 {
 		t.Errorf("default index %d, want 3 (the last column: no default_sample_type)", got)
 	}
-	if got := DefaultSampleIndex(heapProfile("alloc_space")); got != 1 {
+	if got := DefaultSampleIndex(testutil.HeapProfile("alloc_space")); got != 1 {
 		t.Errorf("default index %d, want 1 (default_sample_type alloc_space)", got)
 	}
 	for _, c := range []struct {
@@ -88,7 +62,7 @@ func TestSampleTypes(t *testing.T) {
 // TestLabelGroupsAsThreads: without thread labels, the samples' string labels (Go's
 // goroutine labels) are what the thread filter filters by, one made-up thread per set.
 func TestLabelGroupsAsThreads(t *testing.T) {
-	p := heapProfile("")
+	p := testutil.HeapProfile("")
 	p.Sample[0].Label = map[string][]string{"handler": {"/api"}, "tenant": {"a"}}
 	p.Sample[1].Label = map[string][]string{"tenant": {"a"}, "handler": {"/api"}}
 	p.Sample = append(p.Sample, &profile.Sample{Location: p.Sample[1].Location, Value: []int64{1, 1, 1, 1},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/tui"
 	"github.com/google/pprof/profile"
 )
@@ -136,7 +137,7 @@ func TestFetchProfile(t *testing.T) {
 // size (alloc_space) first, then the counts; the header names the type and unit, and
 // says only what a heap profile carries.
 func TestFileSourceSampleTypes(t *testing.T) {
-	p := heapTestProfile()
+	p := testutil.HeapProfile("")
 	path := writeTestProfile(t, p)
 	s, err := newFileSource(path, "")
 	if err != nil {
@@ -164,30 +165,6 @@ func TestFileSourceSampleTypes(t *testing.T) {
 	churn, _ := snap.Tree.Find("main.main", "main.churn")
 	if snap.Self[churn] != 64<<20 {
 		t.Errorf("alloc_space of churn %v", snap.Self[churn])
-	}
-}
-
-func heapTestProfile() *profile.Profile {
-	hold := &profile.Function{ID: 1, Name: "main.hold"}
-	churn := &profile.Function{ID: 2, Name: "main.churn"}
-	main := &profile.Function{ID: 3, Name: "main.main"}
-	locs := []*profile.Location{
-		{ID: 1, Address: 0x10, Line: []profile.Line{{Function: hold}}},
-		{ID: 2, Address: 0x20, Line: []profile.Line{{Function: churn}}},
-		{ID: 3, Address: 0x30, Line: []profile.Line{{Function: main}}},
-	}
-	return &profile.Profile{
-		SampleType: []*profile.ValueType{
-			{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
-		},
-		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:     524288,
-		Sample: []*profile.Sample{
-			{Location: []*profile.Location{locs[0], locs[2]}, Value: []int64{10, 4 << 20, 10, 4 << 20}},
-			{Location: []*profile.Location{locs[1], locs[2]}, Value: []int64{4000, 64 << 20, 1, 16 << 10}},
-		},
-		Location: locs, Function: []*profile.Function{hold, churn, main},
 	}
 }
 

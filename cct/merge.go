@@ -10,7 +10,17 @@ func (t *Tree) Merge(o *Tree) {
 	for i := 1; i < len(o.funcs); i++ {
 		funcMap[i] = t.Intern(o.funcs[i])
 	}
-	t.absorb(o, funcMap, nil)
+	t.absorb(o, funcMap, nil, false)
+}
+
+// MergeShape adds o's contexts into t without their metrics: a context only o has is in t,
+// with nothing in it. A diff against a base shows what the base had and t lacks so.
+func (t *Tree) MergeShape(o *Tree) {
+	funcMap := make([]FuncID, len(o.funcs))
+	for i := 1; i < len(o.funcs); i++ {
+		funcMap[i] = t.Intern(o.funcs[i])
+	}
+	t.absorb(o, funcMap, nil, true)
 }
 
 // FilterThreads returns a new tree with only the samples of the threads keep accepts.
@@ -21,7 +31,7 @@ func (t *Tree) FilterThreads(keep func(tid uint32) bool) *Tree {
 	for i := range funcMap {
 		funcMap[i] = FuncID(i)
 	}
-	r.absorb(t, funcMap, keep)
+	r.absorb(t, funcMap, keep, false)
 	return r
 }
 
@@ -37,7 +47,8 @@ func (t *Tree) emptyCopy() *Tree {
 // absorb adds into t every per-thread self of o accepted by keep (nil: all), mapping o's
 // functions through funcMap. Totals are rebuilt from the selfs rather than copied, so that
 // filtering stays consistent; nodes are created only for contexts that receive samples.
-func (t *Tree) absorb(o *Tree, funcMap []FuncID, keep func(uint32) bool) {
+// With shape, the contexts are made and nothing is added to them.
+func (t *Tree) absorb(o *Tree, funcMap []FuncID, keep func(uint32) bool, shape bool) {
 	nodeMap := make([]NodeID, len(o.nodes))
 	for i := range nodeMap {
 		nodeMap[i] = NoNode
@@ -65,6 +76,9 @@ func (t *Tree) absorb(o *Tree, funcMap []FuncID, keep func(uint32) bool) {
 				continue
 			}
 			tn := mapNode(NodeID(id))
+			if shape {
+				continue
+			}
 			if on.hasLeaf {
 				t.setLeaf(tn, on.leafAddr, on.leafLine)
 			}

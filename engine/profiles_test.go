@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +195,31 @@ func TestFileSourceCallsOnlyWhenCounted(t *testing.T) {
 		if got := s.Snapshot().Metric; got != want {
 			t.Errorf("calls counted: %v; the metric shown first is %s, want %s", counted, got, want)
 		}
+	}
+}
+
+// TestFileSourceDiffKeepsWhatWentAway: against a base, a context only the base has is in
+// the tree, with nothing of its own and the base's weight to compare: the metric column
+// shows it as what went away. Before, the tree was the new profile's alone.
+func TestFileSourceDiffKeepsWhatWentAway(t *testing.T) {
+	now := topProfile()
+	now.Sample = slices.Delete(now.Sample, 1, 2) // no rec
+	s, err := newFileSource(writeTestProfile(t, now), writeTestProfile(t, topProfile()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot()
+	if !snap.Diff || snap.Compare == nil {
+		t.Fatalf("diff %v, compare %v", snap.Diff, snap.Compare != nil)
+	}
+	rec, ok := snap.Tree.Find("main", "rec", "rec", "rec")
+	if !ok {
+		t.Fatal("rec, which only the base has, is not in the tree")
+	}
+	if snap.Self[rec] != 0 || snap.Compare[rec] != 30 {
+		t.Errorf("rec: self %v, base %v; want 0 and 30", snap.Self[rec], snap.Compare[rec])
+	}
+	if got := snap.Tree.Total().Time; got != 70 {
+		t.Errorf("total %d: the base's contexts added weight", got)
 	}
 }

@@ -99,6 +99,9 @@ func (s *fileSource) build() error {
 		}
 		b.Settle()
 		s.base, s.baseCalls = b, bm.Calls
+		// What only the base has is in the diff too, as what went away.
+		t.MergeShape(b)
+		t.Settle()
 	}
 	return nil
 }

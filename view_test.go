@@ -126,6 +126,7 @@ func TestViewTopMatchesPprof(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d tops of %d profiles compared", compared, len(files))
 	if compared < len(files) {
 		t.Errorf("compared %d tops of %d files", compared, len(files))
 	}

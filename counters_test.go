@@ -152,13 +152,30 @@ func TestExactMatchesPerfStat(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exact: %s", stderr)
 	}
-	total := testutil.SumValue(t, testutil.ReadProfile(t, filepath.Join(dir, "x.pb.gz")), "calls")
+	prof := testutil.ReadProfile(t, filepath.Join(dir, "x.pb.gz"))
+	total := testutil.SumValue(t, prof, "calls")
 	// 10 rounds x (2000 + 2000 leaf calls + 2 phase calls)
-	// cctop must count exactly. perf stat is the witness: once, in a run
+	// cctop must count exactly, or, where the kernel dropped records (a
+	// reader starved by a loaded machine: CI's parallel packages once made
+	// it lose 1,420), say so and by how many: the count is then a lower
+	// bound short by at most that. perf stat is the witness: once, in a run
 	// of the whole suite under -race, it counted 40021 (one extra hit,
 	// which probe not known), so it may be off by one.
-	if want := int64(10 * (4000 + 2)); total != want || perfTotal < want || perfTotal > want+1 {
-		t.Errorf("exact mode counted %d calls, perf stat %d, the workload made %d", total, perfTotal, want)
+	want := int64(10 * (4000 + 2))
+	var lost int64
+	for _, c := range prof.Comments {
+		fmt.Sscanf(c, "lost_records=%d", &lost)
+	}
+	if perfTotal < want || perfTotal > want+1 {
+		t.Errorf("perf stat counted %d calls, the workload made %d", perfTotal, want)
+	}
+	switch {
+	case lost == 0 && total != want:
+		t.Errorf("exact mode counted %d calls and says none was lost, the workload made %d", total, want)
+	case lost > 0 && (total > want || total+lost < want || !strings.Contains(stderr, "lower bound")):
+		t.Errorf("exact mode counted %d calls with %d records lost, the workload made %d; summary:\n%s", total, lost, want, stderr)
+	case lost > 0:
+		t.Logf("%d records lost (the machine is loaded): %d calls counted of %d, a lower bound the profile and summary state", lost, total, want)
 	}
 }
 

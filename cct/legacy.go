@@ -22,13 +22,7 @@ func legacyEnd(data []byte) error {
 		}
 		return nil
 	}
-	read := func(i int) uint64 {
-		b := data[i*word : (i+1)*word]
-		if word == 4 {
-			return uint64(order.Uint32(b))
-		}
-		return order.Uint64(b)
-	}
+	read := func(i int) uint64 { return readWord(data[i*word:(i+1)*word], order) }
 	n := len(data) / word
 	// The header is 5 words: 0, 3 (its length after these two), version, period, 0.
 	for i := 5; i+1 < n; {
@@ -56,17 +50,18 @@ func cpuFormat(data []byte) (word int, order binary.ByteOrder, ok bool) {
 			continue
 		}
 		for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-			second := data[w : 2*w]
-			v := uint64(0)
-			if w == 4 {
-				v = uint64(o.Uint32(second))
-			} else {
-				v = o.Uint64(second)
-			}
-			if v == 3 {
+			if readWord(data[w:2*w], o) == 3 {
 				return w, o, true
 			}
 		}
 	}
 	return 0, nil, false
+}
+
+// readWord reads a 4- or 8-byte word, as long as b.
+func readWord(b []byte, order binary.ByteOrder) uint64 {
+	if len(b) == 4 {
+		return uint64(order.Uint32(b))
+	}
+	return order.Uint64(b)
 }

@@ -6,21 +6,22 @@ func (t *Tree) Merge(o *Tree) {
 	if o == t {
 		o = t.Clone()
 	}
-	funcMap := make([]FuncID, len(o.funcs))
-	for i := 1; i < len(o.funcs); i++ {
-		funcMap[i] = t.Intern(o.funcs[i])
-	}
-	t.absorb(o, funcMap, nil, false)
+	t.absorb(o, t.internAll(o), nil, false)
 }
 
 // MergeShape adds o's contexts into t without their metrics: a context only o has is in t,
 // with nothing in it. A diff against a base shows what the base had and t lacks so.
 func (t *Tree) MergeShape(o *Tree) {
+	t.absorb(o, t.internAll(o), nil, true)
+}
+
+// internAll interns o's functions into t: the map from o's FuncIDs to t's.
+func (t *Tree) internAll(o *Tree) []FuncID {
 	funcMap := make([]FuncID, len(o.funcs))
 	for i := 1; i < len(o.funcs); i++ {
 		funcMap[i] = t.Intern(o.funcs[i])
 	}
-	t.absorb(o, funcMap, nil, true)
+	return funcMap
 }
 
 // FilterThreads returns a new tree with only the samples of the threads keep accepts.

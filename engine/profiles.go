@@ -71,8 +71,8 @@ func loadProfiles(o ViewOptions) (*loaded, error) {
 	l.prof = ps[0]
 	if len(ps) > 1 {
 		for i, p := range ps[1:] {
-			if got, want := cct.SampleTypes(p), cct.SampleTypes(ps[0]); got != want {
-				return nil, fmt.Errorf("%s cannot be merged with %s: its sample types are %s, not %s", names[i+1], names[0], got, want)
+			if err := sameTypes(p, ps[0], names[i+1], "merged with "+names[0]); err != nil {
+				return nil, err
 			}
 		}
 		m, err := profile.Merge(ps)
@@ -87,8 +87,8 @@ func loadProfiles(o ViewOptions) (*loaded, error) {
 		if err != nil {
 			return nil, err
 		}
-		if got, want := cct.SampleTypes(b), cct.SampleTypes(l.prof); got != want {
-			return nil, fmt.Errorf("%s cannot be compared with %s: its sample types are %s, not %s", sourceName(o.Base), l.name, got, want)
+		if err := sameTypes(b, l.prof, sourceName(o.Base), "compared with "+l.name); err != nil {
+			return nil, err
 		}
 		l.base = b
 		l.name += " vs " + sourceName(o.Base)
@@ -112,6 +112,15 @@ func loadProfiles(o ViewOptions) (*loaded, error) {
 		l.index = i
 	}
 	return l, nil
+}
+
+// sameTypes says, in an error, that p (named name) cannot be what with ref when their
+// sample types differ: pprof merges and subtracts only profiles of the same columns.
+func sameTypes(p, ref *profile.Profile, name, what string) error {
+	if got, want := cct.SampleTypes(p), cct.SampleTypes(ref); got != want {
+		return fmt.Errorf("%s cannot be %s: its sample types are %s, not %s", name, what, got, want)
+	}
+	return nil
 }
 
 // sourceName is how the header and errors name a source.

@@ -82,27 +82,29 @@ func newFileSourceOf(l *loaded) (*fileSource, error) {
 }
 
 // build makes the trees of the sample type shown, of the profile and of the base.
+// It changes nothing when it fails.
 func (s *fileSource) build() error {
 	t, m, err := cct.FromProfileType(s.prof, s.index)
 	if err != nil {
 		return fmt.Errorf("%s: %v", s.name, err)
 	}
-	// The trees are read by the TUI's goroutine and under the source's
-	// lock at once: their totals are settled now, so that no read writes.
-	t.Settle()
-	s.tree, s.meta = t, m
+	var b *cct.Tree
+	var baseCalls bool
 	if s.baseProf != nil {
 		// loadProfiles made sure that the base has the same sample types.
-		b, bm, err := cct.FromProfileType(s.baseProf, s.index)
-		if err != nil {
+		var bm cct.Meta
+		if b, bm, err = cct.FromProfileType(s.baseProf, s.index); err != nil {
 			return fmt.Errorf("base: %v", err)
 		}
 		b.Settle()
-		s.base, s.baseCalls = b, bm.Calls
+		baseCalls = bm.Calls
 		// What only the base has is in the diff too, as what went away.
 		t.MergeShape(b)
-		t.Settle()
 	}
+	// The trees are read by the TUI's goroutine and under the source's
+	// lock at once: their totals are settled now, so that no read writes.
+	t.Settle()
+	s.tree, s.meta, s.base, s.baseCalls = t, m, b, baseCalls
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 )
@@ -116,24 +117,29 @@ func formatBytes(x float64) string {
 	return strconv.FormatFloat(x, 'f', 0, 64) + "B"
 }
 
+// valueUnits are the pprof units figures are scaled from: what they measure, and the
+// factor to nanoseconds or bytes. Any other unit is a count.
+var valueUnits = map[string]struct {
+	kind  string // "time" or "size"
+	scale float64
+}{
+	"": {"time", 1}, "nanoseconds": {"time", 1}, "ns": {"time", 1},
+	"microseconds": {"time", 1e3}, "us": {"time", 1e3},
+	"milliseconds": {"time", 1e6}, "ms": {"time", 1e6},
+	"seconds": {"time", 1e9}, "s": {"time", 1e9},
+	"bytes": {"size", 1}, "B": {"size", 1},
+	"kilobytes": {"size", 1 << 10}, "KiB": {"size", 1 << 10}, "kB": {"size", 1 << 10},
+	"megabytes": {"size", 1 << 20}, "MiB": {"size", 1 << 20}, "MB": {"size", 1 << 20},
+}
+
 // formatValue is x in a pprof sample type's unit: durations as time, sizes in bytes
 // with binary prefixes, anything else as a count.
 func formatValue(unit string, x float64) string {
-	switch unit {
-	case "", "nanoseconds", "ns":
-		return formatTime(x)
-	case "microseconds", "us":
-		return formatTime(x * 1e3)
-	case "milliseconds", "ms":
-		return formatTime(x * 1e6)
-	case "seconds", "s":
-		return formatTime(x * 1e9)
-	case "bytes", "B":
-		return formatBytes(x)
-	case "kilobytes", "KiB", "kB":
-		return formatBytes(x * 1024)
-	case "megabytes", "MiB", "MB":
-		return formatBytes(x * (1 << 20))
+	switch u := valueUnits[unit]; u.kind {
+	case "time":
+		return formatTime(x * u.scale)
+	case "size":
+		return formatBytes(x * u.scale)
 	}
 	return formatCount(x)
 }
@@ -159,13 +165,7 @@ func metricTitle(metric, unit string) string {
 	if metric != "time" {
 		return metric
 	}
-	switch unit {
-	case "", "nanoseconds", "ns", "microseconds", "us", "milliseconds", "ms", "seconds", "s":
-		return "time"
-	case "bytes", "B", "kilobytes", "KiB", "kB", "megabytes", "MiB", "MB":
-		return "size"
-	}
-	return "count"
+	return cmp.Or(valueUnits[unit].kind, "count")
 }
 
 // FormatValue is formatValue for the engine's headless output.

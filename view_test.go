@@ -265,7 +265,9 @@ func TestViewNetHTTPPprof(t *testing.T) {
 	defer srv.Shutdown(context.Background())
 	base := "http://" + ln.Addr().String() + "/debug/pprof/"
 
-	out, stderr, code := testutil.Run(t, cctopBin, "", "view", base+"heap", "--top", "5")
+	// gc=1: a heap profile is as of the last collection, and none may have
+	// run yet in this process (CI once saw 0 bytes in use).
+	out, stderr, code := testutil.Run(t, cctopBin, "", "view", base+"heap?gc=1", "--top", "5")
 	if code != 0 || !strings.Contains(out, "inuse_space/bytes") || len(parseTop(t, out)) == 0 {
 		t.Errorf("heap: exit %d\n%s%s", code, out, stderr)
 	}
@@ -306,7 +308,7 @@ func TestViewNetHTTPPprof(t *testing.T) {
 	}
 
 	// The TUI on the same endpoint's heap.
-	s := newTmux(t, 120, 30, cctopBin+" view "+base+"heap")
+	s := newTmux(t, 120, 30, cctopBin+" view '"+base+"heap?gc=1'")
 	s.waitFor(`type inuse_space/bytes`, 10*time.Second)
 	s.keys("q")
 	s.waitFor(`CCTOP-EXITED 0`, 5*time.Second)

@@ -43,6 +43,10 @@ type Log struct {
 	head    int    // with a full ring: index of the oldest entry
 	dropped uint64 // entries overwritten
 	maxNode int32  // largest Node ever appended, -1 none
+	// placed and counted are the retained entries with a node, and of
+	// those the ones that carry a call count: the coverage that decides
+	// whether density weights speak for the profile (Coverage).
+	placed, counted int
 }
 
 // NewLog makes a log keeping at most cap entries; cap <= 0: unbounded. The ring grows on
@@ -66,18 +70,37 @@ func (l *Log) Append(e Entry) {
 	if e.Node > l.maxNode {
 		l.maxNode = e.Node
 	}
+	l.tally(e, 1)
 	if l.cap == 0 || l.n < l.cap {
 		last := l.room()
 		l.blocks[last] = append(l.blocks[last], e)
 		l.n++
 		return
 	}
-	l.blocks[l.head>>logShift][l.head&logMask] = e
+	old := &l.blocks[l.head>>logShift][l.head&logMask]
+	l.tally(*old, -1)
+	*old = e
 	l.head++
 	if l.head == l.n {
 		l.head = 0
 	}
 	l.dropped++
+}
+
+// tally adds d to the coverage counts of e.
+func (l *Log) tally(e Entry, d int) {
+	if e.Node >= 0 {
+		l.placed += d
+		if e.Calls >= 0 {
+			l.counted += d
+		}
+	}
+}
+
+// Coverage is how many retained samples landed in a context and how many
+// of those carry a call count.
+func (l *Log) Coverage() Coverage {
+	return Coverage{Counted: l.counted, Samples: l.placed}
 }
 
 // room makes room for one more entry at the end and returns the index of
@@ -126,6 +149,7 @@ func (l *Log) At(i int) Entry {
 // were renumbered, some merged, when a capped tree folded its cold nodes.
 func (l *Log) Remap(to func(node int32) int32) {
 	l.maxNode = -1
+	l.placed, l.counted = 0, 0
 	for _, b := range l.blocks {
 		for i := range b {
 			e := &b[i]
@@ -133,6 +157,7 @@ func (l *Log) Remap(to func(node int32) int32) {
 				e.Node = to(e.Node)
 			}
 			l.maxNode = max(l.maxNode, e.Node)
+			l.tally(*e, 1)
 		}
 	}
 }
@@ -144,6 +169,7 @@ func (l *Log) Reset() {
 		l.blocks = append(l.blocks[:0], l.blocks[0][:0])
 	}
 	l.n, l.head, l.dropped = 0, 0, 0
+	l.placed, l.counted = 0, 0
 	l.maxNode = -1
 }
 

@@ -42,6 +42,13 @@ type armer struct {
 	// projected is the share of the target's CPU time the armed probes
 	// were projected to cost by their trial.
 	projected float64
+	// retry: the last arming found no room in the budget for a trial;
+	// look again in a second rather than after rearm.
+	retry bool
+	// trials is how many trials ran; noBreakpoints, that they cannot use
+	// hardware breakpoints here.
+	trials        int
+	noBreakpoints bool
 	// sess, when set, says how many uprobe events a probe takes (one per
 	// live thread and CPU) and how many new threads went unfollowed.
 	sess        *sampler.Session
@@ -74,8 +81,10 @@ const maxProbeEvents = 4096
 const maxArmPause = 250 * time.Millisecond
 
 // trialWindow is how long a candidate probe's calls are counted on a few
-// threads before it is armed in all of them.
-const trialWindow = 50 * time.Millisecond
+// threads before it is armed in all of them: at 10 µs a hit, the call rate
+// half a 5% budget allows (2.5 calls per ms) shows as 50 hits, and the
+// worst case, every thread trapping throughout, costs 1% of a 2 s window.
+const trialWindow = 20 * time.Millisecond
 
 // trialThreads is how many of the target's busiest threads a trial counts.
 const trialThreads = 4
@@ -133,31 +142,9 @@ func (a *armer) due(b *builder) bool {
 	if a.armed == nil {
 		return now.Sub(a.start) >= a.warmup && b.samples >= 50
 	}
-	if len(a.targets) > 0 && now.Sub(a.lastArm) >= 200*time.Millisecond && b.weights != nil && b.weights.clockTime > 50e6 {
-		if ov := b.weights.overhead(a.plan.cost); ov > a.budget {
-			// Every probe over its share of the budget goes at once; after
-			// two such rounds the hot functions are all too busy to count.
-			share := a.budget / float64(len(a.targets))
-			var dropped []string
-			for m, h := range b.weights.hits {
-				if m >= 1 && m <= len(a.targets) && float64(h)*float64(a.plan.cost.Nanoseconds()) > share*float64(b.weights.clockTime) {
-					a.banned[a.targets[m-1].Func] = true
-					dropped = append(dropped, a.targets[m-1].Func)
-				}
-			}
-			slices.Sort(dropped)
-			for i, d := range dropped {
-				dropped[i] = displayName(d)
-			}
-			a.overBudget++
-			a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost about %.0f%% of the target's CPU time (budget %.0f%%): not counted any more",
-				strings.Join(dropped, ", "), 100*ov, 100*a.budget))
-			if a.overBudget >= 2 {
-				a.giveUp = true
-				a.notes = append(a.notes, tooHotNote)
-			}
-			return true
-		}
+	if len(a.targets) > 0 && b.weights != nil && b.weights.ledger.overAt(a.budget, dropMargin) {
+		a.dropDear(b.weights)
+		return true
 	}
 	if now.Sub(a.lastArm) < a.rearm {
 		return false
@@ -165,6 +152,48 @@ func (a *armer) due(b *builder) bool {
 	a.lastArm = now // look again in rearm, whatever this look finds
 	picked := a.pick(b)
 	return !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked)
+}
+
+// dropMargin is the share of the budget the last window may cost before
+// the armed probes go: the rest pays for what comes before they are gone
+// (the next batch, the re-arm).
+const dropMargin = 0.8
+
+// dropDear bans the armed probes that cost most since they were armed, so
+// that the re-arm due now leaves them out: every probe with at least half
+// its even part of the cost, the dearest at least. Two such rounds, and the
+// hot functions are all too busy to count.
+func (a *armer) dropDear(w *weighing) {
+	per := make([]float64, len(a.targets))
+	var total float64
+	for m, h := range w.hits {
+		if m >= 1 && m <= len(per) && m-1 < len(w.costs) {
+			per[m-1] = float64(h) * w.costs[m-1]
+			total += per[m-1]
+		}
+	}
+	dearest := 0
+	for i, c := range per {
+		if c > per[dearest] {
+			dearest = i
+		}
+	}
+	var dropped []string
+	for i, c := range per {
+		if i == dearest || (total > 0 && c >= total/float64(2*len(per))) {
+			a.banned[a.targets[i].Func] = true
+			dropped = append(dropped, displayName(a.targets[i].Func))
+		}
+	}
+	slices.Sort(dropped)
+	share, _ := w.ledger.window(monoNow())
+	a.overBudget++
+	a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost %.1f%% of the target's CPU time over the last %v (budget %.0f%%): not counted any more",
+		strings.Join(dropped, ", "), 100*share, costWindow, 100*a.budget))
+	if a.overBudget >= 2 {
+		a.giveUp = true
+		a.notes = append(a.notes, tooHotNote)
+	}
 }
 
 // unaffordable says why automatic counting should stop, if it should: too
@@ -270,10 +299,20 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	var trial *sampler.ProbeTrial
 	if a.plan.auto && len(targets) > 0 {
 		targets, trial = a.affordable(sess, b, targets)
+		if len(targets) == 0 && len(a.targets) == 0 {
+			// Nothing armed, nothing to arm: no events to reopen.
+			a.armed = []string{}
+			a.lastArm = time.Now()
+			if a.retry {
+				a.lastArm = a.lastArm.Add(time.Second - a.rearm)
+				a.retry = false
+			}
+			return nil
+		}
 	}
-	// After the kept probes have events of their own, so that their
-	// uprobes stay registered; on a goroutine, as the last close of a
-	// rejected probe waits for the kernel to unregister it.
+	// The kept probes' trial events close after they have events of their
+	// own, so that their uprobes stay registered; on a goroutine, as the
+	// last close of a probe waits for the kernel to unregister it.
 	defer sess.Background(trial.Close)
 	members := make([]sampler.EventSpec, len(targets))
 	for i, t := range targets {
@@ -304,60 +343,118 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	}
 	if b.weights != nil {
 		b.weights.reset(sess.Generation())
-		b.weights.setMembers(targets)
+		b.weights.setMembers(targets, a.plan.hitCost)
 	}
 	return nil
 }
 
 // affordable keeps the targets whose calls the budget can pay for, hottest
 // first, from a short trial count of their calls on the target's busiest
-// threads: a probe costs every call a trap into the kernel (plan.cost), and
-// one on a function called millions of times a second would slow the target
-// down several times over before the overhead could be seen in the profile.
-// The others are banned for the run, with a note. The trial's events stay
-// open until the caller has armed the kept probes.
+// threads: a probe costs every call a trap into the kernel (plan.hitCost),
+// and one on a function called millions of times a second would slow the
+// target down several times over before the overhead could be seen in the
+// profile. The trial is paid from the budget too: it runs only where the
+// ledger has room for its worst case, and what it cost is booked. The
+// declined probes' events close at once, so that their int3s leave the
+// target's code; the kept ones' stay open, returned, until the caller has
+// armed them. Where no trial can run or tell, nothing is armed: a probe
+// armed untried could cost many times the budget before its cost showed.
 func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Target) ([]hpm.Target, *sampler.ProbeTrial) {
+	if b.weights != nil && !b.weights.ledger.trialRoom(monoNow(), a.budget, trialWindow) {
+		a.retry = true // once the window has room
+		return nil, nil
+	}
 	specs := make([]sampler.EventSpec, len(targets))
 	for i, t := range targets {
 		specs[i] = t.Spec()
 	}
-	trial, err := sess.TrialProbes(specs, sess.BusiestThreads(trialThreads), trialWindow)
-	if err != nil || trial.CPU < trialWindow/10 {
-		// No thread ran enough to tell: arm, and let the measured
-		// overhead decide (due).
-		return targets, trial
+	tids := sess.BusiestThreads(trialThreads)
+	// Breakpoints first: they trap in the watched threads only, and leave
+	// with their events; a uprobe traps in every thread until the kernel
+	// has unregistered it, a grace period or two after its last close.
+	if a.plan.costBreakpoint > 0 && !a.noBreakpoints {
+		trial, err := sess.TrialBreakpoints(specs, tids, trialWindow)
+		if err == nil && trial.CPU >= trialWindow/10 {
+			bp := float64(a.plan.costBreakpoint)
+			keep, _ := a.judge(targets, trial.Hits, trial.CPU, func(int) float64 { return bp })
+			var spent float64
+			for _, h := range trial.Hits {
+				spent += float64(h) * bp
+			}
+			if b.weights != nil {
+				b.weights.ledger.addTrialCost(monoNow(), spent)
+			}
+			a.trials++
+			return keep, nil
+		}
+		if err != nil {
+			a.noBreakpoints = true
+			a.notes = append(a.notes, "trials count calls with uprobes: "+err.Error())
+		} else {
+			return nil, nil // no thread ran enough to tell
+		}
 	}
-	keep := a.judge(targets, trial.Hits, trial.CPU)
+	trial, err := sess.TrialProbes(specs, tids, trialWindow)
+	if err != nil || trial.CPU < trialWindow/10 {
+		// No thread ran enough to tell.
+		if trial != nil {
+			sess.Background(trial.Close)
+		}
+		return nil, nil
+	}
+	keep, share := a.judge(targets, trial.Hits, trial.CPU, func(i int) float64 { return float64(a.plan.hitCost(targets[i])) })
+	if b.weights != nil {
+		b.weights.ledger.addTrial(monoNow(), share, trialWindow, trial.CPU)
+	}
+	a.trials++
+	kept := make([]bool, len(targets))
+	for i, t := range targets {
+		kept[i] = slices.ContainsFunc(keep, func(k hpm.Target) bool { return k == t })
+	}
+	trial, declined := trial.Split(kept)
+	sess.Background(declined.Close)
 	return keep, trial
 }
 
 // judge keeps the targets whose trial hits (in cpu of the threads' time)
-// fit half the budget together, hottest first, and bans the others with a
-// note.
-func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration) []hpm.Target {
-	cost := a.plan.cost
-	if cost <= 0 {
-		cost = defaultHitCost
+// fit half the budget together once probed, hottest first, and bans the
+// others with a note. trialHit is what a hit of the trial's own counter on
+// target i cost the threads. It returns the kept, and the share of the
+// threads' CPU time the trial's counters took, all of them.
+func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration, trialHit func(i int) float64) ([]hpm.Target, float64) {
+	costs := make([]float64, len(targets))
+	var all float64
+	for i, t := range targets {
+		costs[i] = float64(hits[i]) * float64(a.plan.hitCost(t))
+		all += float64(hits[i]) * trialHit(i)
 	}
+	// The trial's probes slowed the threads it watched: their calls came
+	// at the rate of a thread that spent share of its time trapping. The
+	// rate without them is over the CPU time left, else a probe declined
+	// for its cost makes the others look as much cheaper than they are
+	// (at 88% in PyUnicode_New's probe, Python's other functions showed a
+	// tenth of their calls).
+	share := min(all/float64(cpu), 0.99)
+	clean := float64(cpu) * (1 - share)
 	var keep []hpm.Target
-	var spent float64
+	var spent float64 // the kept probes' time per clean CPU time
 	var over []string
 	for i, t := range targets {
-		share := float64(hits[i]) * float64(cost) / float64(cpu)
+		x := costs[i] / clean
 		// Half the budget: a trial sees one moment of the run, and a
 		// phase that calls the function more often costs more (a compiler
-		// going from parsing to optimizing). The measured overhead (due)
+		// going from parsing to optimizing). The measured cost (due)
 		// catches what the trial missed.
-		if spent+share <= a.budget/2 {
-			spent += share
+		if sum := spent + x; sum/(1+sum) <= a.budget/2 {
+			spent = sum
 			keep = append(keep, t)
 			continue
 		}
 		a.banned[t.Func] = true
 		over = append(over, fmt.Sprintf("%s (%.0f calls per ms of CPU: %.0f%%)", displayName(t.Func),
-			float64(hits[i])/(float64(cpu)/1e6), 100*share))
+			float64(hits[i])/(clean/1e6), 100*x/(1+x)))
 	}
-	a.projected = spent
+	a.projected = spent / (1 + spent)
 	if len(over) > 0 {
 		a.notes = append(a.notes, fmt.Sprintf("not counting calls to %s: counting would cost more than the %.0f%% budget",
 			strings.Join(over, ", "), 100*a.budget))
@@ -369,7 +466,7 @@ func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration) []
 			a.notes = append(a.notes, tooHotNote)
 		}
 	}
-	return keep
+	return keep, share
 }
 
 // projectedNote is ", projected N%" where a trial projected the armed

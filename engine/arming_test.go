@@ -70,33 +70,40 @@ func TestArmerKeepsAboutAsHotSet(t *testing.T) {
 // TestArmerJudgesTrial: from a trial's counts, the hottest targets whose
 // projected cost fits half the budget together are kept; a target that
 // would cost more is banned and named, demangled and short, in a note with
-// its call rate; a round that keeps nothing twice gives up.
+// its call rate; a round that keeps nothing twice gives up. The rates are
+// those of the thread without the trial's probes: half its CPU time went
+// to the dearest one's traps, so the others' calls came in the other half.
 func TestArmerJudgesTrial(t *testing.T) {
 	a := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05}, nil)
 	targets := []hpm.Target{
-		{Func: workloadPkg + "first"}, // 1000 calls in 100 ms of CPU at 1 µs: 1%
-		{Func: "_ZN3foo3barEv"},       // 100,000 calls: 100%
-		{Func: workloadPkg + "cheap"}, // 500 calls: 0.5%
-		{Func: workloadPkg + "third"}, // 1500: 1.5%, past half the budget with the others
+		{Func: workloadPkg + "first"}, // 500 calls at 1 µs in the 48.5 ms the probes left: 1%
+		{Func: "_ZN3foo3barEv"},       // 50,000 calls: 50 ms, half the trial's CPU
+		{Func: workloadPkg + "cheap"}, // 250 calls: 0.5%
+		{Func: workloadPkg + "third"}, // 750: 1.5%, past half the budget with the others
 	}
-	keep := a.judge(targets, []uint64{1000, 100000, 500, 1500}, 100*time.Millisecond)
+	keep, share := a.judge(targets, []uint64{500, 50000, 250, 750}, 100*time.Millisecond, func(int) float64 { return 1000 })
+	if share < 0.514 || share > 0.516 {
+		t.Errorf("the trial's probes took %.3f of the CPU, want 0.515", share)
+	}
 	if got := names(keep); !slices.Equal(got, []string{workloadPkg + "cheap", workloadPkg + "first"}) {
 		t.Errorf("kept %v", got)
 	}
 	if !a.banned["_ZN3foo3barEv"] || !a.banned[workloadPkg+"third"] || a.banned[workloadPkg+"cheap"] {
 		t.Errorf("banned %v", a.banned)
 	}
-	if a.projected < 0.0149 || a.projected > 0.0151 {
-		t.Errorf("projected %.4f, want 0.015", a.projected)
+	// 0.75 ms in the 48.5 ms the probes left (1.546%), as a share of the
+	// CPU with the two probes: 1.523%.
+	if a.projected < 0.0151 || a.projected > 0.0153 {
+		t.Errorf("projected %.4f, want 0.0152", a.projected)
 	}
-	if len(a.notes) != 1 || !strings.Contains(a.notes[0], "foo::bar (1000 calls per ms of CPU: 100%)") ||
-		!strings.Contains(a.notes[0], "workload.third") || strings.Contains(a.notes[0], "_ZN") {
+	if len(a.notes) != 1 || !strings.Contains(a.notes[0], "foo::bar (1031 calls per ms of CPU: 51%)") ||
+		!strings.Contains(a.notes[0], "workload.third (15 calls per ms") || strings.Contains(a.notes[0], "_ZN") {
 		t.Errorf("notes %q", a.notes)
 	}
 	// Nothing affordable, twice: counting gives up.
 	b := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05}, nil)
 	for range 2 {
-		if keep := b.judge(targets[1:2], []uint64{100000}, 100*time.Millisecond); len(keep) != 0 {
+		if keep, _ := b.judge(targets[1:2], []uint64{100000}, 100*time.Millisecond, func(int) float64 { return 1000 }); len(keep) != 0 {
 			t.Fatalf("kept %v", names(keep))
 		}
 	}

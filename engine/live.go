@@ -381,6 +381,13 @@ func (l *Live) reweighs() bool { return true }
 
 func (l *Live) offCPU() bool { return l.b.off != nil }
 
+func (l *Live) coverage() (correct.Coverage, bool) {
+	if l.b.weights == nil {
+		return correct.Coverage{}, false
+	}
+	return l.b.weights.log.Coverage(), true
+}
+
 // switchMode starts recording context switches for the off-CPU and wall
 // modes, and stops it for cpu (the time off the CPU so far stays in the
 // profile). The events are reopened; the profile so far stays.
@@ -469,7 +476,7 @@ func (l *Live) publish() {
 		// call (a function the hot path no longer calls), and the calls
 		// metric would show an empty profile.
 		m := "time"
-		if w.runHits+w.totalHits() > 0 {
+		if w.runHits+w.totalHits() > 0 && w.log.Coverage().Enough() {
 			m = "calls"
 		}
 		l.suggestMetric(m)

@@ -48,8 +48,8 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 	switch {
 	case l.plan.source.Kind == "hw":
 		c.Cost = 0 // the PMU counts for free
-	case l.plan.trigger == triggerTime && w.clockTime > 0 && l.plan.cost > 0:
-		c.Cost = w.overhead(l.plan.cost)
+	case l.plan.trigger == triggerTime && w.ledger.runCPU > 0 && l.plan.cost > 0:
+		c.Cost, _ = w.ledger.window(monoNow())
 	}
 	for _, d := range w.timeline.Densities(densityKeep, 1e6) {
 		c.Density = append(c.Density, tui.ThreadSeries{TID: d.TID, Name: threads[d.TID].Name, Points: d.Points})

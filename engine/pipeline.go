@@ -44,6 +44,8 @@ type builder struct {
 	// probeSamples are the samples whose kernel frames were the handling
 	// of a counting probe, folded into one cct.ProbesName frame.
 	probeSamples uint64
+	// probe: the sample finishStack last built was one of those
+	probe bool
 
 	// weights, when set, logs every sample for the call estimates.
 	weights *weighing
@@ -247,7 +249,14 @@ func (b *builder) sample(r *sampler.Record) bool {
 		b.off.onCPU(r.TID, node)
 	}
 	if b.weights != nil {
-		b.weights.add(r, node)
+		// cctop's own probe handling weighs nothing in any corrected
+		// column: its calls would otherwise make the probes the
+		// program's hottest code (issue 29).
+		logged := node
+		if b.probe {
+			logged = -1
+		}
+		b.weights.add(r, logged)
 	}
 	b.foldIfFull()
 	return true
@@ -308,6 +317,7 @@ func (b *builder) frameStack(r *sampler.Record, deferred bool) (nk int, folded b
 // finishStack builds the tree's frames of the stack frameStack left in
 // b.frames into b.stack, and counts its completeness.
 func (b *builder) finishStack(nk int, folded bool) {
+	b.probe = folded
 	if folded {
 		b.probeSamples++
 	}

@@ -108,6 +108,7 @@ func (b *builder) foldXOL(nk int) {
 	if nk != 1 || b.frames[0].Func != cct.ProbesName {
 		b.probeSamples++ // not counted by foldProbes
 	}
+	b.probe = true
 	probes := cct.Frame{Func: b.intern(probesFrame)}
 	b.stack = append(append(b.stack[:0], probes), b.stack[nk+1:]...)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
 )
@@ -98,7 +99,7 @@ func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) 
 	if plan.hasCalls() {
 		b.weights = newWeighing(plan.trigger, sess.Event, plan.limits.log)
 		if plan.trigger == triggerTime && plan.source.Kind == "uprobe" {
-			b.weights.setMembers(plan.targets)
+			b.weights.setMembers(plan.targets, plan.hitCost)
 		}
 		if plan.mode == ModeWall {
 			b.weights.offNS = map[uint32]uint64{}
@@ -240,6 +241,11 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	if b := rec.b; b.folds > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("max_nodes=%d folded_contexts=%d", b.maxNodes, b.folded))
 	}
+	if w := rec.b.weights; w != nil {
+		// The coverage rule's figures, for cctop view (fileSource.coverage).
+		cov := w.log.Coverage()
+		m.Comments = append(m.Comments, fmt.Sprintf("call_coverage=%d/%d samples carry a call count%s", cov.Counted, cov.Samples, coverageVerdict(cov)))
+	}
 	if w := rec.b.weights; w != nil && w.log.Dropped() > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("max_log=%d calls_window=newest %d of %d samples", w.log.Cap(), w.log.Len(), uint64(w.log.Len())+w.log.Dropped()))
 	}
@@ -255,6 +261,16 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 			"offcpu/nanoseconds=time off the CPU (blocked or waiting to run) by the stack it left with; wall/nanoseconds=on-CPU time plus offcpu")
 	}
 	return m
+}
+
+// coverageVerdict is what the coverage rule makes of cov for the summary
+// and the profile's comments: "" where the calls columns stand for the
+// profile.
+func coverageVerdict(cov correct.Coverage) string {
+	if cov.Enough() {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: too few to weigh the profile by calls; it opens on time)", cov.Why())
 }
 
 // lostNote says what lost records take from a profile of trigger: under
@@ -296,12 +312,14 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 			fmt.Fprintf(w, "cctop: %d records lost: %s\n", st.Lost, lostNote(rec.plan.trigger, st.Lost))
 		}
 		if b.weights != nil && rec.plan.trigger == triggerTime {
-			if rec.plan.cost > 0 && b.weights.runHits+b.weights.totalHits() > 0 {
-				fmt.Fprintf(w, "cctop: counting cost about %.1f%% of the target's sampled CPU time over the run (budget %.0f%%%s; %d probe hits at %s)\n",
-					100*b.weights.runOverhead(rec.plan.cost), 100*rec.arm.budget, rec.arm.projectedNote(), b.weights.runHits+b.weights.totalHits(), rec.plan.cost.Round(10*time.Nanosecond))
+			if l := b.weights.ledger; l.runCost > 0 {
+				fmt.Fprintf(w, "cctop: counting cost %.1f%% of the target's CPU time over the run, %.1f%% in its worst %v (budget %.0f%%%s; %d probe hits at %s, trials %.1f ms)\n",
+					100*l.run(), 100*l.worstWindow(), costWindow, 100*rec.arm.budget, rec.arm.projectedNote(),
+					b.weights.runHits+b.weights.totalHits(), rec.plan.costWords(), float64(l.trialCost)/1e6)
 			}
-			if n := b.weights.unknownCalls(); n > 0 {
-				fmt.Fprintf(w, "cctop: %d samples carry no call count (taken while no counter was armed); they weigh 0 in calls/count\n", n)
+			if cov := b.weights.log.Coverage(); cov.Counted < cov.Samples {
+				fmt.Fprintf(w, "cctop: %d of %d samples carry a call count (%.0f%%); the others weigh 0 in calls/count%s\n",
+					cov.Counted, cov.Samples, 100*cov.Share(), coverageVerdict(cov))
 			}
 		}
 		if share := b.probeShare(false); share > 0 {

@@ -74,7 +74,10 @@ func newFileSourceOf(l *loaded) (*fileSource, error) {
 	// Calls first where the file counted any: a recording whose counters
 	// counted nothing in it (too hot to count within the budget) would
 	// show an empty tree.
-	if tot := s.tree.Total(); m.Calls && (tot.Calls != 0 || tot.CallsAdj != 0) {
+	// Not where too few samples carry a count: the file's calls would be
+	// a sliver's (the coverage rule).
+	cov, known := s.coverage()
+	if tot := s.tree.Total(); m.Calls && (tot.Calls != 0 || tot.CallsAdj != 0) && (!known || cov.Enough()) {
 		s.view.suggestMetric("calls")
 	}
 	s.rebuild()
@@ -360,6 +363,18 @@ func briefComment(comments []string) string {
 		return "uprobes"
 	}
 	return "PMU"
+}
+
+// coverage is the counted samples the file's comments state
+// (call_coverage=N/M, which cctop record writes), unknown where it has none.
+func (s *fileSource) coverage() (correct.Coverage, bool) {
+	var c correct.Coverage
+	if v := commentValue(s.meta.Comments, "call_coverage="); v != "" {
+		if n, _ := fmt.Sscanf(v, "%d/%d", &c.Counted, &c.Samples); n == 2 {
+			return c, true
+		}
+	}
+	return c, false
 }
 
 // probeCostOf is the share of t's samples, in percent, in cct.ProbesName

@@ -66,6 +66,10 @@ type viewTarget interface {
 	// switchMode makes the target show mode: a live one records context
 	// switches from then on where it did not. An error says why it cannot.
 	switchMode(mode string) error
+	// coverage is how many of the profile's samples carry a call count;
+	// known is false where the profile does not say (no counter, a file
+	// from elsewhere).
+	coverage() (c correct.Coverage, known bool)
 }
 
 func newViewState(p correct.Params, comparison, mode string) viewState {
@@ -207,7 +211,7 @@ func (v *viewState) export(path string, t viewTarget) {
 // selfWeights is the self weight per node of t of the metric shown, and
 // its name: calls where chosen and counted, time otherwise.
 func (v *viewState) selfWeights(t viewTarget) ([]float64, string) {
-	if v.metric == "calls" {
+	if v.metric == "calls" && v.densityWhy(t) == "" {
 		if v.flow {
 			if w := t.flowCalls(v.params); w != nil {
 				return w, "calls"
@@ -254,12 +258,30 @@ func (v *viewState) modeHeader(h *tui.Header, t viewTarget) {
 	}
 }
 
+// densityWhy says why the density weights cannot stand for t's profile
+// though density is on (the coverage rule, correct.Coverage), "" where
+// they can or are not asked for.
+func (v *viewState) densityWhy(t viewTarget) string {
+	if !v.params.Density {
+		return ""
+	}
+	if c, known := t.coverage(); known {
+		return c.Why()
+	}
+	return ""
+}
+
 // compareWeights is the current comparison on t's nodes, nil for none.
 func (v *viewState) compareWeights(t viewTarget, calls bool) []float64 {
 	switch name := comparisons[v.comparison]; name {
 	case "":
 		return nil
 	case "uncorrected samples":
+		if !calls {
+			// Time against samples measures no correction: an overlap
+			// near 100% would read as one that changed nothing.
+			return nil
+		}
 		return selfOf(t.shown(), func(m cct.Metrics) int64 { return m.Samples })
 	default:
 		w, _ := t.compared(name, calls, v.params)
@@ -284,6 +306,7 @@ func (v *viewState) show(s *tui.Snapshot, t viewTarget) {
 	s.Self, s.Compare, s.Metric = self, cmp, metric
 	h := &s.Header
 	h.Density, h.Latency, h.Alpha, h.Flow = v.params.Density, v.params.Latency, v.params.Alpha, v.flow
+	h.DensityWhy = v.densityWhy(t)
 	h.Comparison, h.Overlap = comparisons[v.comparison], overlap
 	v.modeHeader(h, t)
 }

@@ -30,6 +30,7 @@ type fakeTarget struct {
 	flowed   []float64 // the flow-corrected calls, nil: none
 	off      bool      // the profile has time off the CPU
 	refuse   map[string]bool
+	cov      *correct.Coverage // nil: unknown
 }
 
 func (f *fakeTarget) shown() *cct.Tree { return f.tree }
@@ -58,6 +59,12 @@ func (f *fakeTarget) save(path string, _ correct.Params) error {
 }
 func (f *fakeTarget) send(m tea.Msg) { f.said = append(f.said, m) }
 func (f *fakeTarget) offCPU() bool   { return f.off }
+func (f *fakeTarget) coverage() (correct.Coverage, bool) {
+	if f.cov == nil {
+		return correct.Coverage{}, false
+	}
+	return *f.cov, true
+}
 func (f *fakeTarget) switchMode(mode string) error {
 	if f.refuse[mode] {
 		return fmt.Errorf("no %s here", mode)
@@ -115,9 +122,17 @@ func TestViewStateActions(t *testing.T) {
 	}
 	v.act(tui.Action{Kind: tui.CycleComparison}, f)
 	v.show(&s, f)
-	if s.Header.Comparison != "uncorrected samples" || !slices.Equal(s.Compare, []float64{0, 0, 3, 1}) || s.Header.Overlap != 100 {
-		t.Errorf("back to the samples: %q, compare %v, overlap %v", s.Header.Comparison, s.Compare, s.Header.Overlap)
+	// Time against the samples it is made of measures no correction: the
+	// comparison is named but draws nothing.
+	if s.Header.Comparison != "uncorrected samples" || s.Compare != nil || s.Header.Overlap >= 0 {
+		t.Errorf("back to the samples, time shown: %q, compare %v, overlap %v", s.Header.Comparison, s.Compare, s.Header.Overlap)
 	}
+	v.act(tui.Action{Kind: tui.SetMetric, Value: 1}, f)
+	v.show(&s, f)
+	if s.Metric != "calls" || !slices.Equal(s.Compare, []float64{0, 0, 3, 1}) || s.Header.Overlap != 100 { // the fake's calls are twice the samples
+		t.Errorf("calls against the samples: metric %s, compare %v, overlap %v", s.Metric, s.Compare, s.Header.Overlap)
+	}
+	v.act(tui.Action{Kind: tui.SetMetric, Value: 0}, f)
 
 	// A baseline on offer but not taken: chosen, said, and nothing to
 	// compare with.
@@ -356,5 +371,42 @@ func TestViewStateModes(t *testing.T) {
 	v.show(&s, f)
 	if s.Header.Mode != "" || s.Header.OnCPU >= 0 {
 		t.Errorf("no off-CPU data: header %+v", s.Header)
+	}
+}
+
+// TestCoverageRuleShowsTime: with density on and too few counted samples,
+// the view shows time whatever the metric, the header says why, and the
+// comparison with uncorrected samples is not drawn (time against samples
+// measures no correction); with enough, calls and the overlap come back.
+func TestCoverageRuleShowsTime(t *testing.T) {
+	tree := cct.New()
+	a := tree.Intern(cct.Func{Name: "a"})
+	b := tree.Intern(cct.Func{Name: "b"})
+	tree.Add([]cct.Frame{{Func: a}}, 1, cct.Metrics{Samples: 3, Time: 30})
+	tree.Add([]cct.Frame{{Func: b}, {Func: a}}, 1, cct.Metrics{Samples: 1, Time: 10})
+	f := &fakeTarget{tree: tree, cov: &correct.Coverage{Counted: 138, Samples: 4867}}
+	v := newViewState(correct.DefaultParams(), "uncorrected samples", ModeCPU)
+	v.suggestMetric("calls")
+	var s tui.Snapshot
+	v.show(&s, f)
+	if s.Metric != "time" || s.Compare != nil || s.Header.Overlap >= 0 {
+		t.Errorf("a sliver counted: metric %q, compare %v, overlap %v; want time, none", s.Metric, s.Compare, s.Header.Overlap)
+	}
+	if !strings.Contains(s.Header.DensityWhy, "3% of samples counted, 50% needed") {
+		t.Errorf("DensityWhy %q", s.Header.DensityWhy)
+	}
+	f.cov = &correct.Coverage{Counted: 4000, Samples: 4867}
+	s = tui.Snapshot{}
+	v.show(&s, f)
+	if s.Metric != "calls" || s.Compare == nil || s.Header.Overlap < 0 || s.Header.DensityWhy != "" {
+		t.Errorf("counted: metric %q, compare %v, overlap %v, why %q", s.Metric, s.Compare, s.Header.Overlap, s.Header.DensityWhy)
+	}
+	// Density off: latency alone needs no counts.
+	f.cov = &correct.Coverage{}
+	v.act(tui.Action{Kind: tui.ToggleDensity}, f)
+	s = tui.Snapshot{}
+	v.show(&s, f)
+	if s.Header.DensityWhy != "" || s.Metric != "calls" {
+		t.Errorf("density off: why %q, metric %q", s.Header.DensityWhy, s.Metric)
 	}
 }

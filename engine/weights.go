@@ -37,9 +37,13 @@ type weighing struct {
 	hits      map[int]uint64
 	prevHits  map[stream][]uint64
 	clockTime uint64
-	// The same over the whole run, resets included: what the summary
-	// states against the budget.
+	// The same over the whole run, resets included.
 	runHits, runClock uint64
+	// costs is what one hit of each counter costs the target, in ns
+	// (member m's at m-1), and ledger what counting cost it, measured,
+	// against its CPU time: the budget's books, kept across resets.
+	costs  []float64
+	ledger *costLedger
 	// members names the function each counter counts (member m counts
 	// members[m-1]) under the time trigger, and counted sums their hits
 	// over the event sets before this one: the exact calls that anchor the
@@ -86,6 +90,7 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool), lo
 		log:      correct.NewLog(logCap),
 		timeline: correct.NewTimeline(uint64(densityBucket), densityKeep),
 		lastAt:   map[stream]uint64{},
+		ledger:   newCostLedger(),
 	}
 }
 
@@ -158,7 +163,11 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 			prev = append(prev, 0)
 		}
 		if v.Value >= prev[ref.Member] {
-			w.hits[ref.Member] += v.Value - prev[ref.Member]
+			d := v.Value - prev[ref.Member]
+			w.hits[ref.Member] += d
+			if c := ref.Member - 1; c < len(w.costs) {
+				w.ledger.addCost(r.Time, float64(d)*w.costs[c])
+			}
 		}
 		prev[ref.Member] = v.Value
 	}
@@ -191,6 +200,11 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		over = iv.Delta
 	}
 	w.timeline.Add(r.TID, r.Time, iv.Calls, over)
+	if w.offNS != nil {
+		// In wall mode the leader's delta holds the time off the CPU.
+		over = iv.Lambda
+	}
+	w.ledger.addCPU(r.Time, over)
 }
 
 // apply sets the tree's call estimates from the log: Calls under the
@@ -220,35 +234,6 @@ func (w *weighing) apply(t *cct.Tree, alpha float64) {
 	}
 }
 
-// unknownCalls counts logged samples that carry no call count.
-func (w *weighing) unknownCalls() int {
-	n := 0
-	for i := 0; i < w.log.Len(); i++ {
-		if w.log.At(i).Calls < 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// overhead is the share of the sampled clock time that counting cost, at
-// cost per hit, since the last reset.
-func (w *weighing) overhead(cost time.Duration) float64 {
-	if w.clockTime == 0 {
-		return 0
-	}
-	return float64(w.totalHits()) * float64(cost.Nanoseconds()) / float64(w.clockTime)
-}
-
-// runOverhead is overhead over the whole run, every armed set included.
-func (w *weighing) runOverhead(cost time.Duration) float64 {
-	clock := w.runClock + w.clockTime
-	if clock == 0 {
-		return 0
-	}
-	return float64(w.runHits+w.totalHits()) * float64(cost.Nanoseconds()) / float64(clock)
-}
-
 func (w *weighing) totalHits() uint64 {
 	var n uint64
 	for _, h := range w.hits {
@@ -270,11 +255,14 @@ func (w *weighing) foldCounted() {
 }
 
 // setMembers names the functions the counters now in force count, in
-// member order; call it after reset when the event set changed.
-func (w *weighing) setMembers(targets []hpm.Target) {
+// member order, with what a hit of each costs; call it after reset when the
+// event set changed.
+func (w *weighing) setMembers(targets []hpm.Target, cost func(hpm.Target) time.Duration) {
 	var m []string
+	w.costs = w.costs[:0]
 	for _, t := range targets {
 		m = append(m, t.Func)
+		w.costs = append(w.costs, float64(cost(t)))
 	}
 	if len(w.members) > 0 && !slices.Equal(m, w.members) {
 		// A function counted for part of the run only would be anchored

@@ -55,6 +55,36 @@ func MeasureUprobeCostAfterStackCheck(iters int) (time.Duration, error) {
 	return measureChecked(framedTarget, true, iters)
 }
 
+// MeasureBreakpointCost is MeasureUprobeCost for a hardware execution
+// breakpoint on the function's entry: what a hit of a trial's counter
+// costs (sampler.TrialBreakpoints), a debug trap with nothing to step.
+func MeasureBreakpointCost(iters int) (time.Duration, error) {
+	if iters <= 0 {
+		return 0, fmt.Errorf("MeasureBreakpointCost: %d iterations", iters)
+	}
+	addr := uint64(reflect.ValueOf(probeTarget).Pointer())
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	calls(probeTarget, iters)
+	without := fastest(probeTarget, iters)
+	c, err := sampler.OpenBreakpointCounter(addr, 0)
+	if err != nil {
+		return 0, fmt.Errorf("hardware breakpoint: %w", err)
+	}
+	defer c.Close()
+	with := fastest(probeTarget, iters)
+	hits, err := c.Read()
+	if err != nil {
+		return 0, err
+	}
+	// A signal taken on the instruction (the Go runtime's preemption)
+	// can make it trap again when the thread resumes there: a few extra.
+	if want := uint64(costRounds * iters); hits < want || hits > want+want/100 {
+		return 0, fmt.Errorf("the breakpoint counted %d of %d calls", hits, want)
+	}
+	return (with - without) / time.Duration(iters), nil
+}
+
 func measureChecked(fn func(int) int, afterCheck bool, iters int) (time.Duration, error) {
 	cost, hits, err := measureUprobe(fn, afterCheck, iters)
 	if err != nil {

@@ -3,6 +3,7 @@ package hpm
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,4 +79,23 @@ func TestMeasureUprobeCostAfterStackCheck(t *testing.T) {
 	if c, err := MeasureUprobeCostAfterStackCheck(iters); err != nil || c <= 0 {
 		t.Errorf("MeasureUprobeCostAfterStackCheck: %v, %v", c, err)
 	}
+}
+
+// TestMeasureBreakpointCost: a hardware execution breakpoint counts every
+// call of the function (MeasureBreakpointCost checks the count) and costs
+// each something, far less than the microseconds a second a caller would
+// notice per call; where the machine has no breakpoint PMU or debug
+// registers it says so and the test skips.
+func TestMeasureBreakpointCost(t *testing.T) {
+	c, err := MeasureBreakpointCost(2000)
+	if err != nil {
+		if strings.Contains(err.Error(), "counted") {
+			t.Fatal(err) // it opened and miscounted
+		}
+		t.Skipf("no hardware breakpoints here: %v", err)
+	}
+	if c <= 0 || c > 100*time.Microsecond {
+		t.Errorf("a breakpoint hit costs %v", c)
+	}
+	t.Logf("breakpoint hit: %v", c)
 }

@@ -42,6 +42,10 @@ func UprobeType() (uint32, error)                             { return 0, errNot
 func ProbeStackCopy() error                                   { return errNotLinux }
 func ProbeBranchStack() error                                 { return errNotLinux }
 func OpenUprobeCounter(string, uint64, int) (*Counter, error) { return nil, errNotLinux }
+func OpenBreakpointCounter(uint64, int) (*Counter, error)     { return nil, errNotLinux }
+func (*Session) TrialBreakpoints([]EventSpec, []int, time.Duration) (*ProbeTrial, error) {
+	return nil, errNotLinux
+}
 
 type Counter struct{}
 
@@ -66,7 +70,8 @@ type ProbeTrial struct {
 	CPU  time.Duration
 }
 
-func (*ProbeTrial) Close() {}
+func (*ProbeTrial) Close()                                    {}
+func (t *ProbeTrial) Split([]bool) (*ProbeTrial, *ProbeTrial) { return t, &ProbeTrial{} }
 func (*Session) TrialProbes([]EventSpec, []int, time.Duration) (*ProbeTrial, error) {
 	return nil, errNotLinux
 }

@@ -3,7 +3,6 @@
 package sampler
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"time"
@@ -16,19 +15,55 @@ import (
 type ProbeTrial struct {
 	Hits []uint64
 	CPU  time.Duration
-	// close closes the trial's events and releases its probes; called
-	// after the probes that are kept have events of their own, so that
-	// their uprobes stay registered instead of being torn down and set up
-	// again.
-	close func()
+	// The trial's events: the watched threads' clocks, and each probe's
+	// counters with the probe ids they hold, by spec.
+	leaders []int
+	fds     [][]int
+	ids     [][]uint64
+	release func([]uint64)
 }
 
 // Close closes the trial's events and releases its probes.
 func (t *ProbeTrial) Close() {
-	if t != nil && t.close != nil {
-		t.close()
-		t.close = nil
+	if t == nil {
+		return
 	}
+	closeAll(t.leaders)
+	t.leaders = nil
+	for i := range t.fds {
+		t.closeSpec(i)
+	}
+}
+
+// closeSpec closes spec i's events and releases its probe: its int3 leaves
+// the target's code with the last event on it.
+func (t *ProbeTrial) closeSpec(i int) {
+	closeAll(t.fds[i])
+	t.fds[i] = nil
+	if t.release != nil && len(t.ids[i]) > 0 {
+		t.release(t.ids[i])
+	}
+	t.ids[i] = nil
+}
+
+// Split hands back, as a trial of their own, the events of the specs keep
+// says to keep, and the others, whose probes are declined, as another, so
+// that the caller closes the declined ones at once and the kept ones only
+// once their probes have events of their own (their uprobes then stay
+// registered instead of being torn down and set up again).
+func (t *ProbeTrial) Split(keep []bool) (kept, declined *ProbeTrial) {
+	kept = &ProbeTrial{leaders: t.leaders, release: t.release}
+	declined = &ProbeTrial{release: t.release}
+	for i := range t.fds {
+		to := declined
+		if i < len(keep) && keep[i] {
+			to = kept
+		}
+		to.fds = append(to.fds, t.fds[i])
+		to.ids = append(to.ids, t.ids[i])
+	}
+	t.leaders, t.fds, t.ids = nil, nil, nil
+	return kept, declined
 }
 
 // TrialProbes counts the calls to each of specs' functions made by threads
@@ -39,13 +74,14 @@ func (t *ProbeTrial) Close() {
 // probes during the window (a uprobe is placed in the process's code), so
 // the window is short.
 func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duration) (*ProbeTrial, error) {
-	var held []uint64
-	var ints []int
-	closeTrial := func() {
+	t := &ProbeTrial{Hits: make([]uint64, len(specs)), fds: make([][]int, len(specs)), ids: make([][]uint64, len(specs)),
+		release: s.probes.release}
+	var ints []int // the clocks of threads that lost a member
+	fail := func(err error) (*ProbeTrial, error) {
 		closeAll(ints)
-		s.probes.release(held)
+		t.Close()
+		return nil, err
 	}
-	t := &ProbeTrial{Hits: make([]uint64, len(specs))}
 	var leaders []int
 	for _, tid := range tids {
 		la := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
@@ -54,22 +90,21 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 		if err != nil {
 			continue // the thread is gone
 		}
-		ints = append(ints, lfd)
 		ok := true
-		for _, sp := range specs {
+		for i, sp := range specs {
 			ma := unix.PerfEventAttr{Size: la.Size, Read_format: readGroup, Bits: unix.PerfBitExcludeHv}
 			var ga groupAttrs
 			if s.probes.usable() {
 				id, err := s.probes.acquire(sp.UprobePath, sp.UprobeOffset)
 				if err != nil {
-					closeTrial()
-					return nil, err
+					closeAll([]int{lfd})
+					return fail(err)
 				}
-				held = append(held, id)
+				t.ids[i] = append(t.ids[i], id)
 				ma.Type, ma.Config = unix.PERF_TYPE_TRACEPOINT, id
 			} else if err := s.setEventPMU(&ma, sp, &ga); err != nil {
-				closeTrial()
-				return nil, err
+				closeAll([]int{lfd})
+				return fail(err)
 			}
 			fd, err := s.k.perfOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
 			runtime.KeepAlive(&ga) // the uprobe PMU's path, which config1 points at
@@ -77,35 +112,18 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 				ok = false
 				break
 			}
-			ints = append(ints, fd)
+			t.fds[i] = append(t.fds[i], fd)
 		}
 		if ok {
 			leaders = append(leaders, lfd)
+		} else {
+			ints = append(ints, lfd)
 		}
 	}
-	t.close = closeTrial
+	t.leaders = append(leaders, ints...)
 	if len(leaders) == 0 {
 		return t, fmt.Errorf("no thread to count calls on")
 	}
-	for _, fd := range leaders {
-		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, unix.PERF_IOC_FLAG_GROUP)
-	}
-	time.Sleep(window)
-	buf := make([]byte, 8*(1+1+len(specs)))
-	for _, fd := range leaders {
-		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, unix.PERF_IOC_FLAG_GROUP)
-		n, err := unix.Read(fd, buf)
-		if err != nil || n < len(buf) {
-			continue
-		}
-		// {nr, task-clock ns, hits of each probe}
-		if binary.NativeEndian.Uint64(buf) != uint64(1+len(specs)) {
-			continue
-		}
-		t.CPU += time.Duration(binary.NativeEndian.Uint64(buf[8:]))
-		for i := range specs {
-			t.Hits[i] += binary.NativeEndian.Uint64(buf[16+8*i:])
-		}
-	}
+	readTrial(t, leaders, len(specs), window)
 	return t, nil
 }

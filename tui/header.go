@@ -172,12 +172,6 @@ func (it item) full() int { return ansi.StringWidth(it.value) }
 // and a priority; the layout does the rest.
 func (hb *headerBar) items() []item {
 	h, v := hb.h, hb.v
-	onOff := func(b bool) string {
-		if b {
-			return "on"
-		}
-		return "off"
-	}
 	count := func(x uint64) string { return formatCount(float64(x)) }
 
 	target := printable(cmp.Or(h.Target, "no target"))
@@ -233,7 +227,7 @@ func (hb *headerBar) items() []item {
 	}
 	if live || f.Corrections {
 		its = append(its,
-			fact(lineStacks, prioCorrection, "density", onOff(h.Density)).flowing(),
+			densityFact(h),
 			fact(lineStacks, prioCorrection, "latency", onOff(h.Latency)).flowing(),
 			fact(lineStacks, prioCorrection, "flow", onOff(h.Flow)).flowing(),
 			fact(lineStacks, prioCorrection, "alpha", strconv.FormatFloat(h.Alpha, 'g', 4, 64)).flowing(),
@@ -661,4 +655,20 @@ func fileTextItems(f *FileInfo) []item {
 		}))
 	}
 	return its
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// densityFact is the header's density: on, off, or on but not applied for
+// want of counts, with why, as a warning that keeps its place.
+func densityFact(h Header) item {
+	if h.Density && h.DensityWhy != "" {
+		return fact(lineStacks, prioCorrection, "density", "no counts: "+printable(h.DensityWhy)).warnIf(true)
+	}
+	return fact(lineStacks, prioCorrection, "density", onOff(h.Density)).flowing()
 }

@@ -108,7 +108,12 @@ type Header struct {
 	TriggerLost uint64
 	Alpha       float64
 	Density     bool
-	Latency     bool
+	// DensityWhy, when density is on but cannot be applied, says why: too
+	// few samples carry a call count to weigh the profile by calls
+	// (issue 29's coverage rule), e.g. "3% of samples counted, 50%
+	// needed". The tree then shows time.
+	DensityWhy string
+	Latency    bool
 	// Flow: the calls shown are corrected by the control flow of the
 	// machine code (FDOM).
 	Flow       bool

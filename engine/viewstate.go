@@ -306,7 +306,10 @@ func (v *viewState) show(s *tui.Snapshot, t viewTarget) {
 	s.Self, s.Compare, s.Metric = self, cmp, metric
 	h := &s.Header
 	h.Density, h.Latency, h.Alpha, h.Flow = v.params.Density, v.params.Latency, v.params.Alpha, v.flow
-	h.DensityWhy = v.densityWhy(t)
+	h.DensityWhy, h.Counted = v.densityWhy(t), 0
+	if c, known := t.coverage(); known && c.Samples > 0 {
+		h.Counted = 100 * c.Share()
+	}
 	h.Comparison, h.Overlap = comparisons[v.comparison], overlap
 	v.modeHeader(h, t)
 }

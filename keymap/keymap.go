@@ -35,7 +35,7 @@ type KeyMap struct {
 	// Chains shows runs of only children as one row ("a › … › z (9)") or
 	// as a row per frame.
 	Chains key.Binding
-	// Probes puts the [cctop probes] frame in the flat view's ranking, or
+	// Probes shows the [cctop probes] frame as rows in every view, or
 	// leaves it out (the default: it is the profiler's cost).
 	Probes key.Binding
 
@@ -96,7 +96,7 @@ func DefaultKeyMap() KeyMap {
 		Inline:     b(k("I"), "I", "inlined frames on/off"),
 		Names:      b(k("v"), "v", "full/short names"),
 		Chains:     b(k("z"), "z", "chains on/off"),
-		Probes:     b(k("P"), "P", "rank probe cost"),
+		Probes:     b(k("P"), "P", "probe cost rows"),
 
 		Counters: b(k("C"), "C", "counters panel"),
 

@@ -275,3 +275,28 @@ func TestProbesAndNoCalls(t *testing.T) {
 		t.Errorf("P again still ranks %s", cct.ProbesName)
 	}
 }
+
+// [cctop probes] is no row of the top-down or bottom-up view either until P
+// (issue 29): cctop's own cost under a hot function read as the program's
+// hottest code. The rows' totals still hold its time.
+func TestProbesLeftOutOfTrees(t *testing.T) {
+	s := demoSnapshot(660, 330)
+	m := New(newFake(s), Options{Width: 120, Height: 60})
+	shown := func() bool { _, ok := rowsByName(m)[cct.ProbesName]; return ok }
+	send(m, keys("e")...)
+	if shown() {
+		t.Errorf("the top-down view shows %s:\n%s", cct.ProbesName, screen(m))
+	}
+	send(m, keys("P", "e")...)
+	if !shown() {
+		t.Errorf("P did not show %s in the top-down view:\n%s", cct.ProbesName, screen(m))
+	}
+	send(m, keys("P", "i")...)
+	if shown() {
+		t.Errorf("the bottom-up view shows %s:\n%s", cct.ProbesName, screen(m))
+	}
+	send(m, keys("P")...)
+	if !shown() {
+		t.Errorf("P did not show %s in the bottom-up view:\n%s", cct.ProbesName, screen(m))
+	}
+}

@@ -61,7 +61,8 @@ type forest struct {
 	p     *profile
 	kind  viewKind
 	split bool
-	// rankProbes keeps the [cctop probes] frame among the flat view's rows.
+	// rankProbes keeps the [cctop probes] frame among the rows of every
+	// view; by default it is left out, its share in the header (issue 29).
 	rankProbes bool
 	roots      []*group
 	built      bool
@@ -134,6 +135,9 @@ func (f *forest) topDownKids(nodes []cct.NodeID) []*group {
 	var gr grouper
 	for _, n := range nodes {
 		for _, c := range p.children(n) {
+			if p.fn[c] == p.probes && !f.rankProbes {
+				continue // cctop's cost, not the program's: the header's probe cost
+			}
 			k := groupKey{fn: p.fn[c]}
 			if f.split {
 				k.site, k.inlined = p.site[c], p.inlined[c]
@@ -164,7 +168,7 @@ func (f *forest) bottomUpRoots() []*group {
 	var out []*group
 	for id := 1; id < len(p.fn); id++ {
 		w, cw := p.self[id], at(p.cmpSelf, id)
-		if w == 0 && cw == 0 {
+		if (w == 0 && cw == 0) || (p.fn[id] == p.probes && !f.rankProbes) {
 			continue
 		}
 		g := byFn[p.fn[id]]

@@ -271,6 +271,10 @@ func (hb *headerBar) items() []item {
 		// warning from 5% on.
 		its = append(its, fact(lineCounter, prioProbeCost, "probe cost", formatPct(h.ProbeCost)).warnIf(h.ProbeCost >= 5))
 	}
+	if h.Counted > 0 && h.Density && h.DensityWhy == "" {
+		// What density weighs: the samples that carry a count (the coverage rule).
+		its = append(its, fact(lineCounter, prioProbeCost, "counted", formatPct(h.Counted)))
+	}
 	if live || h.Counter != "" || h.CounterBrief != "" {
 		its = append(its, counterItem(printable(h.Counter), printable(h.CounterBrief)))
 	}

@@ -426,3 +426,21 @@ func TestHeaderFile(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderDensityCoverage: at 80 columns the header says what density
+// does: on, with the share of samples that carry a count, or not applied
+// for want of counts, with the reason, whole.
+func TestHeaderDensityCoverage(t *testing.T) {
+	v := viewInfo{view: "top-down", thread: "all"}
+	h := realisticHeader()
+	h.Counted = 89.4
+	if got := strings.Join(headerAt(h, v, 80, 4), "\n"); !strings.Contains(got, "density on") || !strings.Contains(got, "counted 89.4%") {
+		t.Errorf("counted profile at 80:\n%s", got)
+	}
+	h.DensityWhy, h.Counted, h.Comparison, h.Overlap = "3% of samples counted, 50% needed", 3, "uncorrected samples", -1
+	got := headerAt(h, v, 80, 4)
+	checkUncut(t, "header", got, 80, headerWords(h, v))
+	if s := strings.Join(got, "\n"); !strings.Contains(s, "density no counts: 3% of samples counted, 50% needed") || strings.Contains(s, "counted 3") || strings.Contains(s, "density on") {
+		t.Errorf("a sliver counted, at 80:\n%s", s)
+	}
+}

@@ -240,7 +240,7 @@ func (m *Model) togglePanel() {
 	}
 }
 
-// toggleProbes puts [cctop probes] in the flat ranking or leaves it out.
+// toggleProbes shows [cctop probes] as rows in every view, or leaves it out.
 func (m *Model) toggleProbes() {
 	t := m.tree
 	t.showProbes = !t.showProbes
@@ -248,15 +248,13 @@ func (m *Model) toggleProbes() {
 	case t.prof == nil || t.prof.probes == noFunc:
 		m.status.setText("no " + cct.ProbesName + " in this profile: nothing was counted with probes")
 	case t.showProbes:
-		m.status.setText(cct.ProbesName + " is ranked in the flat view")
+		m.status.setText(cct.ProbesName + " is shown as rows, ranked by its time")
 	default:
-		m.status.setText(cct.ProbesName + " is left out of the flat ranking (the header has its share)")
+		m.status.setText(cct.ProbesName + " is left out of the rows (the header has its share)")
 	}
-	if t.mode.kind == flatView {
-		abs := t.cursorPath()
-		t.rebuild()
-		t.restoreCursor(abs, t.cursor-t.offset)
-	}
+	abs := t.cursorPath()
+	t.rebuild()
+	t.restoreCursor(abs, t.cursor-t.offset)
 }
 
 func (m *Model) handleWheel(ms tea.Mouse) {

@@ -113,7 +113,11 @@ type Header struct {
 	// (issue 29's coverage rule), e.g. "3% of samples counted, 50%
 	// needed". The tree then shows time.
 	DensityWhy string
-	Latency    bool
+	// Counted is the share, in percent, of the profile's samples that
+	// carry a call count; 0 where the profile does not say (a profile
+	// that counted none has DensityWhy).
+	Counted float64
+	Latency bool
 	// Flow: the calls shown are corrected by the control flow of the
 	// machine code (FDOM).
 	Flow       bool

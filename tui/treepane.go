@@ -78,7 +78,7 @@ type treePane struct {
 
 	// chains draws runs of only children as one row (chain.go); z turns it off.
 	chains bool
-	// showProbes ranks the [cctop probes] frame in the flat view; by default it is
+	// showProbes shows the [cctop probes] frame as rows in every view; by default it is
 	// left out: it is the profiler's cost, and the header states it.
 	showProbes bool
 	// follow keeps the top-down view on the hot path: every new profile opens it

@@ -14,7 +14,8 @@
 # cctop/cctop-none (the cost of automatic counting; issue 13's goal is at
 # most 1.15) and each tool against g++ alone. Environment: FUNCS (functions
 # in the generated file, default 400), CCTOP_BIN (a cctop binary to
-# measure; default: built from this tree).
+# measure; default: built from this tree), GEN_ONLY=FILE (write the
+# generated file there and stop: bench/counting.sh compiles it).
 set -euo pipefail
 
 RUNS=${1:-3}
@@ -49,6 +50,10 @@ for i in range(n):
     lines.append('}')
 open(out, 'w').write('\n'.join(lines) + '\n')
 PY
+if [ -n "${GEN_ONLY:-}" ]; then # bench/counting.sh wants the file alone
+	cp "$work/gen.cc" "$GEN_ONLY"
+	exit 0
+fi
 echo "gen.cc: $(wc -l <"$work/gen.cc") lines; $(nproc) CPUs; $(uname -r)"
 
 gxx=(g++ -O2 -c "$work/gen.cc" -o "$work/gen.o")

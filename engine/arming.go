@@ -372,6 +372,7 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	// Breakpoints first: they trap in the watched threads only, and leave
 	// with their events; a uprobe traps in every thread until the kernel
 	// has unregistered it, a grace period or two after its last close.
+	a.plan.settleCosts()
 	if a.plan.costBreakpoint > 0 && !a.noBreakpoints {
 		trial, err := sess.TrialBreakpoints(specs, tids, trialWindow)
 		if err == nil && trial.CPU >= trialWindow/10 {

@@ -89,7 +89,7 @@ func (l *costLedger) closeUpTo(idx int64) {
 	// ones before it were checked when their buckets finished.
 	if l.last > l.checked && l.last < idx {
 		cost, _, cpu := l.windowEnding(l.last)
-		if l.full(l.last) && cpu >= float64(minWindowCPU) {
+		if cpu >= float64(minWindowCPU) {
 			l.worst = max(l.worst, shareOf(cost, cpu))
 		}
 		l.checked = l.last
@@ -233,30 +233,26 @@ const (
 // every thread trapping for the whole window, must fit the budget left in
 // the window ending at t, at the target's CPU rate as it was.
 func (l *costLedger) trialRoom(t uint64, budget float64, window time.Duration) bool {
-	cost, _, _ := l.windowEnding(bucketOf(t))
-	rate := l.cpuRate(t)
-	return cost+rate*float64(window) <= budget*rate*float64(costWindow)
+	cost, _, cpu := l.windowEnding(bucketOf(t))
+	worst := l.cpuRate(t) * float64(window)
+	// The window as it is, the trial's time added: early in a run it
+	// holds less than costWindow of the target's CPU, and the promise is
+	// a share of what the target ran.
+	return cost+worst <= budget*(cpu+worst)
 }
 
 // run is the share over the whole run.
 func (l *costLedger) run() float64 { return shareOf(l.runCost, l.runCPU) }
 
-// worstWindow is the highest share of any window so far that lies wholly
-// in the run, the one running now included.
+// worstWindow is the highest share of any window so far, the one running
+// now included. A window that reaches back before the run holds only what
+// the target ran since it began, and so is held to the budget of that.
 func (l *costLedger) worstWindow() float64 {
-	if l.last < 0 || !l.full(l.last) {
-		return l.run() // a run shorter than a window is one window
-	}
 	w := l.worst
-	if cost, _, cpu := l.windowEnding(l.last); cpu >= float64(minWindowCPU) {
-		w = max(w, shareOf(cost, cpu))
+	if l.last >= 0 {
+		if cost, _, cpu := l.windowEnding(l.last); cpu >= float64(minWindowCPU) {
+			w = max(w, shareOf(cost, cpu))
+		}
 	}
 	return w
-}
-
-// full says whether the window ending with bucket idx lies wholly in the
-// run: the first buckets' windows reach back before it began, and their
-// share of a few hundred ms is not one of 2 s.
-func (l *costLedger) full(idx int64) bool {
-	return idx-l.first+1 >= int64(len(l.slots))
 }

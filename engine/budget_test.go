@@ -93,25 +93,34 @@ func TestLedgerTrialRoom(t *testing.T) {
 	l := newCostLedger()
 	t0 := uint64(7 * time.Second)
 	now := feedLedger(l, t0, 300*time.Millisecond, 4, 0) // four busy threads, 300 ms in
-	if !l.trialRoom(now, budget, trialWindow) {
-		t.Fatal("no room for the first trial")
-	}
 	if r := l.cpuRate(now); math.Abs(r-4) > 0.2 {
 		t.Errorf("CPU rate %.2f, want 4 busy CPUs from 300 ms of samples", r)
+	}
+	// The window holds 1.2 s of CPU: a trial's worst case, all four
+	// trapping for 20 ms, would be 80 ms of it, over 5%.
+	if l.trialRoom(now, budget, trialWindow) {
+		t.Error("room for a trial whose worst case is 6% of what the target ran")
+	}
+	now = feedLedger(l, now, 1700*time.Millisecond, 4, 0)
+	if !l.trialRoom(now, budget, trialWindow) {
+		t.Fatal("no room for a trial 2 s in")
 	}
 	// The trial took half the CPU of the one thread it watched.
 	l.addTrial(now, 0.5, trialWindow, trialWindow)
 	if got, want := l.trialCost, 0.5*4*float64(trialWindow); math.Abs(got-want) > 0.1*want {
 		t.Errorf("trial booked %.0f ns, want %.0f (scaled to the 4 CPUs)", got, want)
 	}
-	// 40 ms booked of a 5% budget of 4 CPUs over 2 s (400 ms): room for
-	// more trials, until their worst cases (80 ms each) fill it.
+	// 40 ms booked of a 5% budget of 8 s of CPU (400 ms): room for more
+	// trials, until their worst cases (80 ms each) fill it.
 	n := 0
 	for ; l.trialRoom(now, budget, trialWindow) && n < 20; n++ {
 		l.addTrial(now, 1, trialWindow, trialWindow)
 	}
-	if n < 3 || n > 5 {
+	if n != 4 {
 		t.Errorf("%d worst-case trials fit after the first, want 4", n)
+	}
+	if w := l.worstWindow(); w < 0.04 || w > 0.05 {
+		t.Errorf("worst window %.3f after the trials, want at most the budget", w)
 	}
 	// Two seconds later the window is clear again.
 	now = feedLedger(l, now, costWindow+costBucket, 4, 0)

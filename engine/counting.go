@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cctop/cctop/correct"
@@ -49,14 +50,16 @@ type Plan struct {
 	// costBreakpoint is what a hit of a trial's hardware breakpoint costs,
 	// 0 where there are none (trials then use uprobes)
 	costBreakpoint time.Duration
-	params         correct.Params
-	budget         float64 // share of the target's CPU time automatic counters may cost
-	binary         string  // the target's executable, where uprobe names resolve
-	entries        map[entryKey]bool
-	unwind         unwindPlan
-	limits         limits
-	mode           string        // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
-	refresh        time.Duration // Options.Refresh
+	// measuring, when set, measures the costs aside: settleCosts first
+	measuring *sync.WaitGroup
+	params    correct.Params
+	budget    float64 // share of the target's CPU time automatic counters may cost
+	binary    string  // the target's executable, where uprobe names resolve
+	entries   map[entryKey]bool
+	unwind    unwindPlan
+	limits    limits
+	mode      string        // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
+	refresh   time.Duration // Options.Refresh
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records
@@ -126,22 +129,37 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 		return nil, usageError("--trigger %s needs the functions to probe: give --calls uprobe:F1,F2", cf.trigger)
 	}
 	if p.source.Kind == "uprobe" {
-		p.costEmulated, p.costStepped = probeCosts()
-		if p.auto {
-			p.costBreakpoint, _ = hpm.MeasureBreakpointCost(500)
-		}
-		p.cost = p.costStepped
-		if symbol.IsGoBinary(p.binary) || p.costStepped == 0 {
-			// Go probes sit past the stack check, on a PUSHQ BP.
-			p.cost = p.costEmulated
-		}
+		// Measured aside while the target starts: opening each
+		// calibration probe waits for the kernel's grace periods, 0.1 s
+		// before the target could start, and the costs are needed at the
+		// first arming, a warm-up later, or for the summary.
+		p.measuring = new(sync.WaitGroup)
+		p.measuring.Go(func() {
+			p.costEmulated, p.costStepped = probeCosts()
+			if p.auto {
+				p.costBreakpoint, _ = hpm.MeasureBreakpointCost(500)
+			}
+			p.cost = p.costStepped
+			if symbol.IsGoBinary(p.binary) || p.costStepped == 0 {
+				// Go probes sit past the stack check, on a PUSHQ BP.
+				p.cost = p.costEmulated
+			}
+		})
 	}
 	return p, nil
+}
+
+// settleCosts waits for the costs of a hit to be measured: read them after.
+func (p *Plan) settleCosts() {
+	if p != nil && p.measuring != nil {
+		p.measuring.Wait()
+	}
 }
 
 // costWords is what a probe hit costs, for the summary: "9.3µs" or
 // "0.62µs emulated, 9.3µs stepped".
 func (p *Plan) costWords() string {
+	p.settleCosts()
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Nanosecond) }
 	if p.costEmulated > 0 && p.costStepped > p.costEmulated {
 		return fmt.Sprintf("%v emulated, %v stepped", r(p.costEmulated), r(p.costStepped))
@@ -153,6 +171,7 @@ func (p *Plan) costWords() string {
 // the single-stepped figure by the instruction it replaces (hpm), the dearer
 // one where that cannot be told.
 func (p *Plan) hitCost(t hpm.Target) time.Duration {
+	p.settleCosts()
 	emulated, known := t.Emulated()
 	c := p.costStepped
 	if emulated || (!known && symbol.IsGoBinary(t.Path)) {
@@ -216,6 +235,7 @@ func placeProbes(targets []hpm.Target) ([]hpm.Target, map[entryKey]bool) {
 
 // describe is the counter line of summaries and profile comments.
 func (p *Plan) describe() string {
+	p.settleCosts()
 	s := hpm.Describe(p.source, p.cost)
 	if p.auto && len(p.targets) > 0 {
 		names := make([]string, len(p.targets))

@@ -48,7 +48,7 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 	switch {
 	case l.plan.source.Kind == "hw":
 		c.Cost = 0 // the PMU counts for free
-	case l.plan.trigger == triggerTime && w.ledger.runCPU > 0 && l.plan.cost > 0:
+	case l.plan.trigger == triggerTime && w.ledger.runCPU > 0 && l.plan.source.Kind == "uprobe":
 		c.Cost, _ = w.ledger.window(monoNow())
 	}
 	for _, d := range w.timeline.Densities(densityKeep, 1e6) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -374,26 +375,13 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	// has unregistered it, a grace period or two after its last close.
 	a.plan.settleCosts()
 	if a.plan.costBreakpoint > 0 && !a.noBreakpoints {
-		trial, err := sess.TrialBreakpoints(specs, tids, trialWindow)
-		if err == nil && trial.CPU >= trialWindow/10 {
-			bp := float64(a.plan.costBreakpoint)
-			keep, _ := a.judge(targets, trial.Hits, trial.CPU, func(int) float64 { return bp })
-			var spent float64
-			for _, h := range trial.Hits {
-				spent += float64(h) * bp
-			}
-			if b.weights != nil {
-				b.weights.ledger.addTrialCost(monoNow(), spent)
-			}
+		keep, err := a.trialEach(sess, b, targets, specs, tids)
+		if err == nil {
 			a.trials++
 			return keep, nil
 		}
-		if err != nil {
-			a.noBreakpoints = true
-			a.notes = append(a.notes, "trials count calls with uprobes: "+err.Error())
-		} else {
-			return nil, nil // no thread ran enough to tell
-		}
+		a.noBreakpoints = true
+		a.notes = append(a.notes, "trials count calls with uprobes: "+err.Error())
 	}
 	trial, err := sess.TrialProbes(specs, tids, trialWindow)
 	if err != nil || trial.CPU < trialWindow/10 {
@@ -403,7 +391,17 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 		}
 		return nil, nil
 	}
-	keep, share := a.judge(targets, trial.Hits, trial.CPU, func(i int) float64 { return float64(a.plan.hitCost(targets[i])) })
+	// One window for all: the probes' traps slowed the threads alike.
+	var all float64
+	for i, h := range trial.Hits {
+		all += float64(h) * float64(a.plan.hitCost(targets[i]))
+	}
+	share := min(all/float64(trial.CPU), 0.99)
+	counts := make([]trialCount, len(targets))
+	for i, h := range trial.Hits {
+		counts[i] = trialCount{hits: h, clean: float64(trial.CPU) * (1 - share)}
+	}
+	keep := a.judge(targets, counts)
 	if b.weights != nil {
 		b.weights.ledger.addTrial(monoNow(), share, trialWindow, trial.CPU)
 	}
@@ -417,31 +415,79 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	return keep, trial
 }
 
-// judge keeps the targets whose trial hits (in cpu of the threads' time)
-// fit half the budget together once probed, hottest first, and bans the
-// others with a note. trialHit is what a hit of the trial's own counter on
-// target i cost the threads. It returns the kept, and the share of the
-// threads' CPU time the trial's counters took, all of them.
-func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration, trialHit func(i int) float64) ([]hpm.Target, float64) {
-	costs := make([]float64, len(targets))
-	var all float64
+// trialEarly is when a breakpoint trial looks at its counts first, and
+// stops if they already say the function is far too hot to count.
+const trialEarly = 2 * time.Millisecond
+
+// trialEach counts each target's calls with a hardware breakpoint of its
+// own, one after the other: in one window with the others, a function
+// called thousands of times a ms kept the threads trapping nearly all the
+// time, and the calls of the others, made in what time was left, could not
+// be told apart from noise (Python's _Py_dg_dtoa showed 40 calls a ms of
+// its 490). Each window stops at trialEarly where its function is clearly
+// over budget, so the hottest costs 2 ms, not 20. What the windows cost the
+// watched threads is booked.
+func (a *armer) trialEach(sess *sampler.Session, b *builder, targets []hpm.Target, specs []sampler.EventSpec, tids []int) ([]hpm.Target, error) {
+	bp := float64(a.plan.costBreakpoint)
+	counts := make([]trialCount, len(targets))
+	var spent float64
 	for i, t := range targets {
-		costs[i] = float64(hits[i]) * float64(a.plan.hitCost(t))
-		all += float64(hits[i]) * trialHit(i)
+		over := func(h []uint64, cpu time.Duration) bool {
+			c := trialCount{hits: h[0], clean: cleanCPU(h[0], cpu, bp)}
+			x := c.rate() * float64(a.plan.hitCost(t))
+			return cpu >= trialEarly/2 && x/(1+x) > a.budget
+		}
+		tr, err := sess.TrialBreakpoints(specs[i:i+1], tids, trialWindow, trialEarly, over)
+		if err != nil {
+			return nil, err
+		}
+		spent += min(float64(tr.Hits[0])*bp, float64(tr.CPU))
+		if tr.CPU < trialEarly/2 {
+			counts[i].clean = -1 // no thread ran enough to tell
+			continue
+		}
+		counts[i] = trialCount{hits: tr.Hits[0], clean: cleanCPU(tr.Hits[0], tr.CPU, bp)}
 	}
-	// The trial's probes slowed the threads it watched: their calls came
-	// at the rate of a thread that spent share of its time trapping. The
-	// rate without them is over the CPU time left, else a probe declined
-	// for its cost makes the others look as much cheaper than they are
-	// (at 88% in PyUnicode_New's probe, Python's other functions showed a
-	// tenth of their calls).
-	share := min(all/float64(cpu), 0.99)
-	clean := float64(cpu) * (1 - share)
+	if b.weights != nil {
+		b.weights.ledger.addTrialCost(monoNow(), spent)
+	}
+	return a.judge(targets, counts), nil
+}
+
+// trialCount is what a trial counted of one function: its calls, and the
+// CPU time, in ns, the watched threads ran outside the trial's own traps.
+type trialCount struct {
+	hits  uint64
+	clean float64 // <= 0: unknown
+}
+
+// rate is calls per ns of the threads' own time.
+func (c trialCount) rate() float64 {
+	if c.clean <= 0 {
+		return math.Inf(1)
+	}
+	return float64(c.hits) / c.clean
+}
+
+// cleanCPU is the threads' CPU time over a window, in ns, less what hits
+// traps of cost ns each took of it: the calls were made in the rest, and a
+// probe of another kind traps at another cost. At least 1% of it.
+func cleanCPU(hits uint64, cpu time.Duration, cost float64) float64 {
+	return max(float64(cpu)-float64(hits)*cost, float64(cpu)/100)
+}
+
+// judge keeps the targets whose counted calls, at the rate the threads make
+// them without the trial's traps, fit half the budget together once
+// probed, hottest first, and bans the others with a note.
+func (a *armer) judge(targets []hpm.Target, counts []trialCount) []hpm.Target {
 	var keep []hpm.Target
 	var spent float64 // the kept probes' time per clean CPU time
 	var over []string
 	for i, t := range targets {
-		x := costs[i] / clean
+		if counts[i].clean <= 0 {
+			continue // not seen: maybe next time
+		}
+		x := counts[i].rate() * float64(a.plan.hitCost(t))
 		// Half the budget: a trial sees one moment of the run, and a
 		// phase that calls the function more often costs more (a compiler
 		// going from parsing to optimizing). The measured cost (due)
@@ -453,7 +499,7 @@ func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration, tr
 		}
 		a.banned[t.Func] = true
 		over = append(over, fmt.Sprintf("%s (%.0f calls per ms of CPU: %.0f%%)", displayName(t.Func),
-			float64(hits[i])/(clean/1e6), 100*x/(1+x)))
+			counts[i].rate()*1e6, 100*x/(1+x)))
 	}
 	a.projected = spent / (1 + spent)
 	if len(over) > 0 {
@@ -467,7 +513,7 @@ func (a *armer) judge(targets []hpm.Target, hits []uint64, cpu time.Duration, tr
 			a.notes = append(a.notes, tooHotNote)
 		}
 	}
-	return keep, share
+	return keep
 }
 
 // projectedNote is ", projected N%" where a trial projected the armed

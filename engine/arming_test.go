@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -81,10 +82,17 @@ func TestArmerJudgesTrial(t *testing.T) {
 		{Func: workloadPkg + "cheap"}, // 250 calls: 0.5%
 		{Func: workloadPkg + "third"}, // 750: 1.5%, past half the budget with the others
 	}
-	keep, share := a.judge(targets, []uint64{500, 50000, 250, 750}, 100*time.Millisecond, func(int) float64 { return 1000 })
-	if share < 0.514 || share > 0.516 {
-		t.Errorf("the trial's probes took %.3f of the CPU, want 0.515", share)
+	// One window for all, as a uprobe trial counts: 51.5 ms of its 100 ms
+	// went to the traps at 1 µs a hit.
+	clean := cleanCPU(500+50000+250+750, 100*time.Millisecond, 1000)
+	if clean != 48.5e6 {
+		t.Errorf("clean CPU %.0f ns, want 48.5 ms", clean)
 	}
+	var counts []trialCount
+	for _, h := range []uint64{500, 50000, 250, 750} {
+		counts = append(counts, trialCount{hits: h, clean: clean})
+	}
+	keep := a.judge(targets, counts)
 	if got := names(keep); !slices.Equal(got, []string{workloadPkg + "cheap", workloadPkg + "first"}) {
 		t.Errorf("kept %v", got)
 	}
@@ -103,11 +111,25 @@ func TestArmerJudgesTrial(t *testing.T) {
 	// Nothing affordable, twice: counting gives up.
 	b := newArmer(&Plan{auto: true, trigger: triggerTime, cost: time.Microsecond, budget: 0.05}, nil)
 	for range 2 {
-		if keep, _ := b.judge(targets[1:2], []uint64{100000}, 100*time.Millisecond, func(int) float64 { return 1000 }); len(keep) != 0 {
+		if keep := b.judge(targets[1:2], []trialCount{{hits: 100000, clean: cleanCPU(100000, 100*time.Millisecond, 1000)}}); len(keep) != 0 {
 			t.Fatalf("kept %v", names(keep))
 		}
 	}
 	if !b.giveUp || !slices.Contains(b.notes, tooHotNote) {
 		t.Errorf("gave up %v, notes %q", b.giveUp, b.notes)
+	}
+}
+
+// TestCleanCPU: a window the traps took whole leaves 1% of it, not less:
+// a hit cost measured a little high must not make the rate infinite.
+func TestCleanCPU(t *testing.T) {
+	if got := cleanCPU(2000, 20*time.Millisecond, 9000); got != 2e6 {
+		t.Errorf("2000 hits at 9 µs in 20 ms: clean %.0f ns, want 2 ms", got)
+	}
+	if got := cleanCPU(3000, 20*time.Millisecond, 9000); got != 0.2e6 {
+		t.Errorf("over-booked window: clean %.0f ns, want 1%% of it", got)
+	}
+	if r := (trialCount{hits: 5}).rate(); !math.IsInf(r, 1) {
+		t.Errorf("a count with no CPU measured has rate %v", r)
 	}
 }

@@ -137,7 +137,7 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 		p.measuring.Go(func() {
 			p.costEmulated, p.costStepped = probeCosts()
 			if p.auto {
-				p.costBreakpoint, _ = hpm.MeasureBreakpointCost(500)
+				p.costBreakpoint, _ = hpm.MeasureBreakpointCost(200)
 			}
 			p.cost = p.costStepped
 			if symbol.IsGoBinary(p.binary) || p.costStepped == 0 {
@@ -352,11 +352,11 @@ func triggerConfig(cfg *sampler.Config, trigger string, src hpm.Source, targets 
 // stack check) and on one it single-steps (a LEAQ), about 0.6 and 10 µs in
 // a VM.
 func probeCosts() (emulated, stepped time.Duration) {
-	emulated, err := hpm.MeasureUprobeCostAfterStackCheck(2000)
+	emulated, err := hpm.MeasureUprobeCostAfterStackCheck(1000)
 	if err != nil {
 		return 0, 0
 	}
-	stepped, err = hpm.MeasureUprobeCost(500)
+	stepped, err = hpm.MeasureUprobeCost(200)
 	if err != nil || stepped < emulated {
 		stepped = emulated
 	}

@@ -296,9 +296,19 @@ func callCounterCheck(uprobes bool) Check {
 		c.OK = true
 		c.Detail = hpm.Describe(src, 0)
 	case src.Kind == "uprobe" && uprobes:
-		cost, _ := hpm.MeasureUprobeCostAfterStackCheck(2000)
+		cost, _ := hpm.MeasureUprobeCostAfterStackCheck(1000)
+		stepped, _ := hpm.MeasureUprobeCost(200)
 		c.OK = true
 		c.Detail = "hardware counters absent; fallback in use: " + hpm.Describe(src, cost)
+		if stepped > cost {
+			c.Detail += fmt.Sprintf(" (%v where the probed instruction is single-stepped)", stepped.Round(10*time.Nanosecond))
+		}
+		// How automatic counting tries a function before it arms a probe.
+		if bp, err := hpm.MeasureBreakpointCost(200); err == nil {
+			c.Detail += fmt.Sprintf("; trials count calls with hardware breakpoints (%v a hit, in the watched threads only)", bp.Round(10*time.Nanosecond))
+		} else {
+			c.Detail += "; trials count calls with uprobes, which trap in every thread until closed (no hardware breakpoints: " + errText(err) + ")"
+		}
 	default:
 		c.Detail = "no hardware call counter and no uprobes: density correction is unavailable (record with --calls none)"
 		c.Fix = sampler.FixUprobes() + " for the uprobe fallback"

@@ -33,9 +33,11 @@ func framedTarget(i int) int {
 	return i*2 + 1
 }
 
-// costRounds: each variant runs this many times and the fastest counts,
+// costRounds: each variant runs this many times and the fastest counts
+// (seven: cctop measures while the target starts, and on two CPUs a round
+// in three was slowed by it),
 // which keeps a stray preemption or frequency step out of the figure.
-const costRounds = 3
+const costRounds = 7
 
 // MeasureUprobeCost times iters calls of a trivial Go function without and
 // with a counting uprobe on its entry, in this process, and returns the

@@ -85,11 +85,12 @@ func fileAddr(pid int, path string, off uint64) (uint64, error) {
 }
 
 // TrialBreakpoints is TrialProbes with hardware breakpoints in place of
-// uprobes: only the watched threads pay, for the window only. specs are
+// uprobes: only the watched threads pay, for the window only, or only for
+// early where enough says the counts by then tell. specs are
 // uprobe specs (file and offset), at most four; it fails where the
 // breakpoint PMU or a debug register is not to be had (a VM without them,
 // a debugger holding them), and the caller may try uprobes.
-func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window time.Duration) (*ProbeTrial, error) {
+func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window, early time.Duration, enough func([]uint64, time.Duration) bool) (*ProbeTrial, error) {
 	if len(specs) > maxBreakpoints {
 		return nil, fmt.Errorf("%d functions to count, %d debug registers", len(specs), maxBreakpoints)
 	}
@@ -146,7 +147,7 @@ func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window time.Du
 		}
 		return nil, fmt.Errorf("hardware breakpoints: %w", firstErr)
 	}
-	readTrial(t, leaders, len(specs), window)
+	readTrial(t, leaders, len(specs), window, early, enough)
 	// Gone at once: no int3 to wait for.
 	t.Close()
 	runtime.KeepAlive(t)
@@ -154,24 +155,43 @@ func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window time.Du
 }
 
 // readTrial enables the trial's groups for window and adds up what their
-// leaders read: {nr, task-clock ns, each member's count}.
-func readTrial(t *ProbeTrial, leaders []int, n int, window time.Duration) {
+// leaders read: {nr, task-clock ns, each member's count}. With enough, it
+// looks after early, and stops there if enough says the counts so far
+// tell (a function so hot that more of the window would only cost).
+func readTrial(t *ProbeTrial, leaders []int, n int, window, early time.Duration, enough func([]uint64, time.Duration) bool) {
 	for _, fd := range leaders {
 		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, unix.PERF_IOC_FLAG_GROUP)
 	}
-	time.Sleep(window)
 	buf := make([]byte, 8*(1+1+n))
-	for _, fd := range leaders {
-		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, unix.PERF_IOC_FLAG_GROUP)
-		got, err := unix.Read(fd, buf)
-		if err != nil || got < len(buf) || binary.NativeEndian.Uint64(buf) != uint64(1+n) {
-			continue
-		}
-		t.CPU += time.Duration(binary.NativeEndian.Uint64(buf[8:]))
-		for i := range n {
-			t.Hits[i] += binary.NativeEndian.Uint64(buf[16+8*i:])
+	sum := func() {
+		clear(t.Hits)
+		t.CPU = 0
+		for _, fd := range leaders {
+			got, err := unix.Read(fd, buf)
+			if err != nil || got < len(buf) || binary.NativeEndian.Uint64(buf) != uint64(1+n) {
+				continue
+			}
+			t.CPU += time.Duration(binary.NativeEndian.Uint64(buf[8:]))
+			for i := range n {
+				t.Hits[i] += binary.NativeEndian.Uint64(buf[16+8*i:])
+			}
 		}
 	}
+	if enough != nil && early > 0 && early < window {
+		time.Sleep(early)
+		sum()
+		if enough(t.Hits, t.CPU) {
+			window = early
+		} else {
+			time.Sleep(window - early)
+		}
+	} else {
+		time.Sleep(window)
+	}
+	for _, fd := range leaders {
+		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, unix.PERF_IOC_FLAG_GROUP)
+	}
+	sum()
 }
 
 // tgidOf is the process thread tid belongs to (tid itself when /proc does

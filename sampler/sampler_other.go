@@ -43,7 +43,7 @@ func ProbeStackCopy() error                                   { return errNotLin
 func ProbeBranchStack() error                                 { return errNotLinux }
 func OpenUprobeCounter(string, uint64, int) (*Counter, error) { return nil, errNotLinux }
 func OpenBreakpointCounter(uint64, int) (*Counter, error)     { return nil, errNotLinux }
-func (*Session) TrialBreakpoints([]EventSpec, []int, time.Duration) (*ProbeTrial, error) {
+func (*Session) TrialBreakpoints([]EventSpec, []int, time.Duration, time.Duration, func([]uint64, time.Duration) bool) (*ProbeTrial, error) {
 	return nil, errNotLinux
 }
 

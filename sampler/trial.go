@@ -124,6 +124,6 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 	if len(leaders) == 0 {
 		return t, fmt.Errorf("no thread to count calls on")
 	}
-	readTrial(t, leaders, len(specs), window)
+	readTrial(t, leaders, len(specs), window, 0, nil)
 	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/correct"
 	"github.com/cctop/cctop/hpm"
 	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
@@ -180,7 +181,21 @@ func TestBuilderFoldsProbes(t *testing.T) {
 
 	b = newBuilder(res)
 	b.entries = map[entryKey]bool{{cctopBin, user["densityLeaf"] + 4}: true}
+	// Every sample carries a count, as under armed probes: the probe
+	// handling's weigh nothing in any corrected column (issue 29).
+	b.weights = newWeighing(triggerTime, func(uint64) (sampler.EventRef, bool) { return sampler.EventRef{Member: 1}, true }, 0)
 	feed(probe, bare, timer, probe)
+	for _, p := range []correct.Params{{Density: true}, {Latency: true, Alpha: 1}, {Density: true, Latency: true, Alpha: 1}} {
+		w, total := b.weights.log.Reweight(p, nil)
+		for id, x := range w {
+			if x != 0 && b.tree.Func(b.tree.Node(cct.NodeID(id)).Func).Name == cct.ProbesName {
+				t.Errorf("%v: %s weighs %v of %v", p, cct.ProbesName, x, total)
+			}
+		}
+	}
+	if cov := b.weights.log.Coverage(); cov.Samples != 1 {
+		t.Errorf("coverage counts %d samples, want the one sample that is not the probes'", cov.Samples)
+	}
 	got := under()
 	if got[cct.ProbesName] != 3 || got["asm_sysvec_apic_timer_interrupt"] != 1 || len(got) != 2 {
 		t.Errorf("under the leaf %v, want 3 samples in %s and the timer interrupt's path", got, cct.ProbesName)

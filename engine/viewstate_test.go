@@ -410,3 +410,44 @@ func TestCoverageRuleShowsTime(t *testing.T) {
 		t.Errorf("density off: why %q, metric %q", s.Header.DensityWhy, s.Metric)
 	}
 }
+
+// TestFileSourceCoverage: a recorded profile whose counted samples are a
+// sliver (call_coverage= in its comments, as record writes it) opens on
+// time, its header saying why; one counted enough opens on calls, and one
+// from elsewhere (no such comment) as before.
+func TestFileSourceCoverage(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, comments ...string) string {
+		tr := smallTree()
+		for i := 2; i < tr.Len(); i++ {
+			n := tr.Node(cct.NodeID(i))
+			tr.AddSelf(cct.NodeID(i), 1, cct.Metrics{Calls: 10 * n.Self.Samples, CallsAdj: 10 * n.Self.Samples})
+		}
+		path := filepath.Join(dir, name)
+		meta := cct.Meta{Calls: true, Comments: append([]string{"cctop record", "alpha=0"}, comments...)}
+		if err := writeProfile(path, "pprof", tr, meta); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, c := range []struct {
+		name, comment, metric, why string
+	}{
+		{"sliver", "call_coverage=138/4867 samples carry a call count", "time", "3% of samples counted, 50% needed"},
+		{"covered", "call_coverage=4000/4867 samples carry a call count", "calls", ""},
+		{"elsewhere", "", "calls", ""},
+	} {
+		var comments []string
+		if c.comment != "" {
+			comments = append(comments, c.comment)
+		}
+		s, err := newFileSource(write(c.name+".pb.gz", comments...), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := s.Snapshot()
+		if snap.Metric != c.metric || snap.Header.DensityWhy != c.why {
+			t.Errorf("%s: metric %q, why %q; want %q, %q", c.name, snap.Metric, snap.Header.DensityWhy, c.metric, c.why)
+		}
+	}
+}

@@ -46,6 +46,9 @@ type armer struct {
 	// retry: the last arming found no room in the budget for a trial;
 	// look again in a second rather than after rearm.
 	retry bool
+	// dropping: probes were banned over budget, and the re-arm due now
+	// only takes them out (next), trying nothing new while they trap.
+	dropping bool
 	// trials is how many trials ran; noBreakpoints, that they cannot use
 	// hardware breakpoints here.
 	trials        int
@@ -187,6 +190,7 @@ func (a *armer) dropDear(w *weighing) {
 		}
 	}
 	slices.Sort(dropped)
+	a.dropping = true
 	share, _ := w.ledger.window(monoNow())
 	a.overBudget++
 	a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost %.1f%% of the target's CPU time over the last %v (budget %.0f%%): not counted any more",
@@ -281,6 +285,16 @@ func (a *armer) pick(b *builder) []hpm.Target {
 	return hpm.HottestFunctions(keep, k)
 }
 
+// next is what the re-arm due now arms: the armed probes less the banned
+// ones after a drop, else the hottest functions now.
+func (a *armer) next(b *builder) []hpm.Target {
+	if a.dropping {
+		a.dropping = false
+		return slices.DeleteFunc(slices.Clone(a.targets), func(t hpm.Target) bool { return a.banned[t.Func] })
+	}
+	return a.pick(b)
+}
+
 // arm re-opens the events with counters on targets.
 func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) error {
 	targets, entries := placeProbes(targets)
@@ -299,7 +313,20 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 	a.plan.entries = b.entries
 	var trial *sampler.ProbeTrial
 	if a.plan.auto && len(targets) > 0 {
-		targets, trial = a.affordable(sess, b, targets)
+		// What is armed now was tried, and its cost is measured as it
+		// runs: only the new ones are tried.
+		var armed, fresh []hpm.Target
+		for _, t := range targets {
+			if slices.ContainsFunc(a.targets, func(o hpm.Target) bool { return o.Func == t.Func }) {
+				armed = append(armed, t)
+			} else {
+				fresh = append(fresh, t)
+			}
+		}
+		if len(fresh) > 0 {
+			fresh, trial = a.affordable(sess, b, fresh)
+		}
+		targets = append(armed, fresh...)
 		if len(targets) == 0 && len(a.targets) == 0 {
 			// Nothing armed, nothing to arm: no events to reopen.
 			a.armed = []string{}

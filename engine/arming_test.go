@@ -133,3 +133,27 @@ func TestCleanCPU(t *testing.T) {
 		t.Errorf("a count with no CPU measured has rate %v", r)
 	}
 }
+
+// TestArmerDropsDearest: over budget, the probes that cost most since they
+// were armed are banned (at least the dearest), and the re-arm due then
+// keeps the others and tries nothing new.
+func TestArmerDropsDearest(t *testing.T) {
+	a := newArmer(&Plan{auto: true, trigger: triggerTime, budget: 0.05}, nil)
+	a.targets = []hpm.Target{{Func: "cheap"}, {Func: "dear"}, {Func: "middling"}}
+	w := newWeighing(triggerTime, nil, 0)
+	w.costs = []float64{600, 9000, 600}
+	w.hits = map[int]uint64{1: 10, 2: 5000, 3: 4000} // 6 µs, 45 ms, 2.4 ms
+	a.dropDear(w)
+	if !a.banned["dear"] || a.banned["cheap"] || a.banned["middling"] {
+		t.Errorf("banned %v, want only the dearest (the middling one cost under a sixth)", a.banned)
+	}
+	if got := names(a.next(newBuilder(nil))); !slices.Equal(got, []string{"cheap", "middling"}) {
+		t.Errorf("the re-arm after the drop arms %v", got)
+	}
+	if a.dropping {
+		t.Error("still dropping after the re-arm took the kept probes")
+	}
+	if len(a.notes) != 1 || !strings.Contains(a.notes[0], "counting calls to dear cost") {
+		t.Errorf("notes %q", a.notes)
+	}
+}

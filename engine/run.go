@@ -33,7 +33,7 @@ func readNext(ctx context.Context, sess *sampler.Session, b *builder, arm *armer
 		return n, err
 	}
 	if arm.due(b) {
-		if err := arm.arm(sess, b, arm.pick(b)); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
+		if err := arm.arm(sess, b, arm.next(b)); err != nil && !errors.Is(err, sampler.ErrNoProcess) {
 			arm.notes = append(arm.notes, "counting uprobes not armed: "+err.Error())
 			arm.plan.auto = false
 		}

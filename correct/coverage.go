@@ -4,21 +4,25 @@ import "fmt"
 
 // The coverage rule (issue 29): density weights come only from samples that
 // carry a call count, and they speak for a profile only when those samples
-// are most of it. A count read for a sliver of the run (a trial of counting
-// probes, a counter armed for a second and dropped over budget) would
-// otherwise decide every share, as the only samples whose weight is not 0.
+// are most of it, and enough of them counted a call. A count read for a
+// sliver of the run (a trial of counting probes, a counter armed for a
+// second and dropped over budget), or a counter on a function called five
+// times in the run, would otherwise decide every share, as the only samples
+// whose weight is not 0.
 const (
 	// MinCoverage is the share of a profile's samples that must carry a
 	// call count for its density-weighted shares to be shown.
 	MinCoverage = 0.5
-	// MinCounted is the fewest counted samples that can: a share of a few
-	// dozen samples is noise whatever their coverage.
+	// MinCounted is the fewest counted samples that can, and the fewest
+	// that must have counted a call: a share of a few dozen samples is
+	// noise whatever their coverage.
 	MinCounted = 100
 )
 
 // Coverage is how many of a profile's samples carry a call count.
 type Coverage struct {
 	Counted int // samples whose interval has a call count (0 included)
+	Weighed int // of those, the ones whose count is not 0
 	Samples int // samples in a context, cctop's own probe handling left out
 }
 
@@ -33,7 +37,7 @@ func (c Coverage) Share() float64 {
 // Enough says whether the counted samples cover enough of the profile for
 // density weights to stand for it.
 func (c Coverage) Enough() bool {
-	return c.Counted >= MinCounted && c.Share() >= MinCoverage
+	return c.Counted >= MinCounted && c.Weighed >= MinCounted && c.Share() >= MinCoverage
 }
 
 // Why is the header's reason when the coverage is not enough ("" when it
@@ -46,6 +50,8 @@ func (c Coverage) Why() string {
 		return "no sample carries a call count"
 	case c.Counted < MinCounted:
 		return fmt.Sprintf("%d samples counted, %d needed", c.Counted, MinCounted)
+	case c.Share() < MinCoverage:
+		return fmt.Sprintf("%.0f%% of samples counted, %.0f%% needed", 100*c.Share(), 100*MinCoverage)
 	}
-	return fmt.Sprintf("%.0f%% of samples counted, %.0f%% needed", 100*c.Share(), 100*MinCoverage)
+	return fmt.Sprintf("only %d counted a call, %d needed", c.Weighed, MinCounted)
 }

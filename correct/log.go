@@ -44,9 +44,10 @@ type Log struct {
 	dropped uint64 // entries overwritten
 	maxNode int32  // largest Node ever appended, -1 none
 	// placed and counted are the retained entries with a node, and of
-	// those the ones that carry a call count: the coverage that decides
-	// whether density weights speak for the profile (Coverage).
-	placed, counted int
+	// those the ones that carry a call count, weighed those whose count is
+	// not 0: the coverage that decides whether density weights speak for
+	// the profile (Coverage).
+	placed, counted, weighed int
 }
 
 // NewLog makes a log keeping at most cap entries; cap <= 0: unbounded. The ring grows on
@@ -94,13 +95,16 @@ func (l *Log) tally(e Entry, d int) {
 		if e.Calls >= 0 {
 			l.counted += d
 		}
+		if e.Calls > 0 {
+			l.weighed += d
+		}
 	}
 }
 
 // Coverage is how many retained samples landed in a context and how many
 // of those carry a call count.
 func (l *Log) Coverage() Coverage {
-	return Coverage{Counted: l.counted, Samples: l.placed}
+	return Coverage{Counted: l.counted, Samples: l.placed, Weighed: l.weighed}
 }
 
 // room makes room for one more entry at the end and returns the index of
@@ -149,7 +153,7 @@ func (l *Log) At(i int) Entry {
 // were renumbered, some merged, when a capped tree folded its cold nodes.
 func (l *Log) Remap(to func(node int32) int32) {
 	l.maxNode = -1
-	l.placed, l.counted = 0, 0
+	l.placed, l.counted, l.weighed = 0, 0, 0
 	for _, b := range l.blocks {
 		for i := range b {
 			e := &b[i]
@@ -169,7 +173,7 @@ func (l *Log) Reset() {
 		l.blocks = append(l.blocks[:0], l.blocks[0][:0])
 	}
 	l.n, l.head, l.dropped = 0, 0, 0
-	l.placed, l.counted = 0, 0
+	l.placed, l.counted, l.weighed = 0, 0, 0
 	l.maxNode = -1
 }
 

@@ -244,7 +244,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	if w := rec.b.weights; w != nil {
 		// The coverage rule's figures, for cctop view (fileSource.coverage).
 		cov := w.log.Coverage()
-		m.Comments = append(m.Comments, fmt.Sprintf("call_coverage=%d/%d samples carry a call count%s", cov.Counted, cov.Samples, coverageVerdict(cov)))
+		m.Comments = append(m.Comments, fmt.Sprintf("call_coverage=%d/%d samples carry a call count, %d of them a call%s", cov.Counted, cov.Samples, cov.Weighed, coverageVerdict(cov)))
 	}
 	if w := rec.b.weights; w != nil && w.log.Dropped() > 0 {
 		m.Comments = append(m.Comments, fmt.Sprintf("max_log=%d calls_window=newest %d of %d samples", w.log.Cap(), w.log.Len(), uint64(w.log.Len())+w.log.Dropped()))
@@ -317,9 +317,9 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 					100*l.run(), 100*l.worstWindow(), costWindow, 100*rec.arm.budget, rec.arm.projectedNote(),
 					b.weights.runHits+b.weights.totalHits(), rec.plan.costWords(), float64(l.trialCost)/1e6)
 			}
-			if cov := b.weights.log.Coverage(); cov.Counted < cov.Samples {
-				fmt.Fprintf(w, "cctop: %d of %d samples carry a call count (%.0f%%); the others weigh 0 in calls/count%s\n",
-					cov.Counted, cov.Samples, 100*cov.Share(), coverageVerdict(cov))
+			if cov := b.weights.log.Coverage(); cov.Counted < cov.Samples || !cov.Enough() {
+				fmt.Fprintf(w, "cctop: %d of %d samples carry a call count (%.0f%%), %d of them a call; the others weigh 0 in calls/count%s\n",
+					cov.Counted, cov.Samples, 100*cov.Share(), cov.Weighed, coverageVerdict(cov))
 			}
 		}
 		if share := b.probeShare(false); share > 0 {

@@ -366,11 +366,12 @@ func briefComment(comments []string) string {
 }
 
 // coverage is the counted samples the file's comments state
-// (call_coverage=N/M, which cctop record writes), unknown where it has none.
+// (call_coverage=N/M samples carry a call count, K of them a call, as cctop
+// record writes it), unknown where it has none.
 func (s *fileSource) coverage() (correct.Coverage, bool) {
 	var c correct.Coverage
 	if v := commentValue(s.meta.Comments, "call_coverage="); v != "" {
-		if n, _ := fmt.Sscanf(v, "%d/%d", &c.Counted, &c.Samples); n == 2 {
+		if n, _ := fmt.Sscanf(v, "%d/%d samples carry a call count, %d", &c.Counted, &c.Samples, &c.Weighed); n == 3 {
 			return c, true
 		}
 	}

@@ -395,7 +395,7 @@ func TestCoverageRuleShowsTime(t *testing.T) {
 	if !strings.Contains(s.Header.DensityWhy, "3% of samples counted, 50% needed") {
 		t.Errorf("DensityWhy %q", s.Header.DensityWhy)
 	}
-	f.cov = &correct.Coverage{Counted: 4000, Samples: 4867}
+	f.cov = &correct.Coverage{Counted: 4000, Weighed: 3000, Samples: 4867}
 	s = tui.Snapshot{}
 	v.show(&s, f)
 	if s.Metric != "calls" || s.Compare == nil || s.Header.Overlap < 0 || s.Header.DensityWhy != "" {
@@ -433,8 +433,9 @@ func TestFileSourceCoverage(t *testing.T) {
 	for _, c := range []struct {
 		name, comment, metric, why string
 	}{
-		{"sliver", "call_coverage=138/4867 samples carry a call count", "time", "3% of samples counted, 50% needed"},
-		{"covered", "call_coverage=4000/4867 samples carry a call count", "calls", ""},
+		{"sliver", "call_coverage=138/4867 samples carry a call count, 138 of them a call", "time", "3% of samples counted, 50% needed"},
+		{"few calls", "call_coverage=3665/4186 samples carry a call count, 5 of them a call", "time", "only 5 counted a call, 100 needed"},
+		{"covered", "call_coverage=4000/4867 samples carry a call count, 3000 of them a call", "calls", ""},
 		{"elsewhere", "", "calls", ""},
 	} {
 		var comments []string

@@ -101,14 +101,14 @@ func TestBranchProfileFlow(t *testing.T) {
 
 	// The ratio of the two edges: other call sites (the race detector's,
 	// under -race) may take a share of the total as predicted edges.
-	factor, _, _ := x.factors(tr, self)
-	if r := factor[nA] / factor[nB]; math.Abs(r-1) > 1e-9 || x.stats.Dynamic != 0 {
-		t.Errorf("without a block profile: factors %v, %v (dynamic %d): FDOM does not relate the arms", factor[nA], factor[nB], x.stats.Dynamic)
+	w := x.pass(tr, self).w
+	if r := w[nA] / w[nB]; math.Abs(r-1) > 1e-9 || x.stats.Dynamic != 0 {
+		t.Errorf("without a block profile: weights %v, %v (dynamic %d): FDOM does not relate the arms", w[nA], w[nB], x.stats.Dynamic)
 	}
 	x.beginPass(b.placeBranchRuns())
-	factor, _, _ = x.factors(tr, self)
-	if r := factor[nA] / factor[nB]; math.Abs(r-3) > 1e-9 || x.stats.Dynamic != 1 {
-		t.Errorf("with the block profile: factors %v, %v (dynamic %d), want them 3:1", factor[nA], factor[nB], x.stats.Dynamic)
+	w = x.pass(tr, self).w
+	if r := w[nA] / w[nB]; math.Abs(r-3) > 1e-9 || x.stats.Dynamic != 1 {
+		t.Errorf("with the block profile: weights %v, %v (dynamic %d), want them 3:1", w[nA], w[nB], x.stats.Dynamic)
 	}
 	if !strings.Contains(x.stats.String(), "by branch stacks' block profile") {
 		t.Errorf("stats %q", x.stats.String())

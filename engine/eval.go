@@ -35,6 +35,8 @@ var evalWorkloads = []evalWorkload{
 		[]string{"recursiveDeep", "recursiveBottom", "recursiveWide", "wideLeaf0", "wideLeaf1", "wideLeaf2", "wideLeaf3"}},
 	{"stages", []string{"-size", "1000", "-calls", "200", "-rounds", "60"},
 		[]string{"stageRun", "stageParse", "stageTransform", "stageEmit"}},
+	{"sharedleaf", []string{"-size", "1000", "-calls", "200", "-rounds", "60"},
+		[]string{"sharedRun", "sharedParse", "sharedTransform", "sharedEmit", "sharedLeaf"}},
 }
 
 // callsPeriodFor is N of the calls-trigger run: the first prime at or

@@ -14,10 +14,11 @@ import (
 // the exact run is at least 95% and at least 10 points above raw samples;
 // on no workload does density+latency fall more than a point below raw, nor
 // control-flow correction half a point; on the stages workload flow gains
-// 10 points or more; the exact runs agree with the workloads' own counts.
+// 10 points or more, and on sharedleaf it reaches 95%; the exact runs agree
+// with the workloads' own counts.
 func TestEval(t *testing.T) {
 	if testing.Short() {
-		t.Skip("samples four workloads three times each (about a minute)")
+		t.Skip("samples five workloads three times each (about a minute)")
 	}
 	testutil.SkipIfNoUprobes(t, cctopBin)
 	dir := t.TempDir()
@@ -91,11 +92,17 @@ func TestEval(t *testing.T) {
 		if w.Name == "stages" && o.Flow < o.Samples+10 {
 			t.Errorf("stages: flow %.1f%%, raw %.1f%%: want >= raw + 10 (one block calls all three stages)", o.Flow, o.Samples)
 		}
+		// Its stages take no sample of their own: only the relations
+		// between levels of the tree give their edges calls (issue 29;
+		// raw about 39% over the seven edges, flow 100% here).
+		if w.Name == "sharedleaf" && (o.Flow < 95 || o.DensityFlow < 95) {
+			t.Errorf("sharedleaf: flow %.1f%%, density+flow %.1f%% (raw %.1f%%): want >= 95%% (the stages' calls tied to sharedRun's)", o.Flow, o.DensityFlow, o.Samples)
+		}
 		if w.Name == "density" && (o.Density < 95 || o.Density < o.Samples+10) {
 			t.Errorf("density: corrected overlap %.1f%%, raw %.1f%%: want >= 95%% and >= raw + 10", o.Density, o.Samples)
 		}
 	}
-	for _, n := range []string{"density", "latency", "recursive", "stages"} {
+	for _, n := range []string{"density", "latency", "recursive", "stages", "sharedleaf"} {
 		if !names[n] {
 			t.Errorf("no %s workload in the results", n)
 		}

@@ -15,8 +15,9 @@ import (
 // Control-flow correction of a profile's call frequencies (lee2007, issue
 // 16): the call sites of one function in one calling context that FDOM
 // relates bound each other's outflow, the weight of the samples taken in
-// the functions they call. The correction is a factor per call site, which
-// scales those samples (see factors). It reads
+// the functions they call, and contexts proven to be called equally often
+// across the levels of the tree share their samples (issue 29). The
+// correction is a weight per context (see pass, in flowpass.go). It reads
 // machine code, so it runs off the sampling path: at the end of a
 // recording, and for a live profile when a snapshot is published, with each
 // function decoded once.
@@ -52,6 +53,8 @@ type flowStats struct {
 	Funcs        int            // functions decoded
 	Conservative map[string]int // of them, by why
 	Contexts     int            // calling contexts corrected
+	Tied         int            // contexts tied across levels (flow.TieLevels)
+	Classes      int            // the classes they form
 	Predicted    int            // edges predicted where no sample fell
 	Anchored     int            // counted functions anchored to their counts
 	Dynamic      int            // of the contexts, those set by a block profile
@@ -71,6 +74,9 @@ func (s flowStats) String() string {
 		out += " (left as sampled: " + strings.Join(why, ", ") + ")"
 	}
 	out += fmt.Sprintf("; %d calling contexts corrected", s.Contexts)
+	if s.Tied > 0 {
+		out += fmt.Sprintf(", %d tied across levels in %d classes", s.Tied, s.Classes)
+	}
 	if s.Dynamic > 0 {
 		out += fmt.Sprintf(" (%d by branch stacks' block profile)", s.Dynamic)
 	}
@@ -161,6 +167,7 @@ func (f *flowFunc) site(pc uint64) int {
 func (x *flowFixer) beginPass(runs blockRuns) {
 	x.runs, x.blocks = runs, nil
 	x.stats.Contexts, x.stats.Predicted, x.stats.Anchored, x.stats.Dynamic = 0, 0, 0, 0
+	x.stats.Tied, x.stats.Classes = 0, 0
 }
 
 // blockCounts is f's basic-block profile from the branch stacks' runs, nil
@@ -190,158 +197,19 @@ type predictedEdge struct {
 	weight float64 // in the weights' unit
 }
 
-// factors is the control-flow correction of tree t whose nodes weigh self
-// (their own samples' weights): per node, the factor that scales its self
-// weight; the edges predicted where no sample fell; and per node whether
-// FDOM bound its call site to another in its caller's context (its weight
-// is then set by the relation: anchor leaves it).
-//
-// A sample is a call of the function it was taken in, made from that
-// function's call site in its caller: lee2007's sampled DCG, where a timer
-// sample counts for the edge on top of the stack. So the outflow of a call
-// site in one calling context is the self weight of the children called
-// from it, and its factor scales those self weights only: the samples
-// deeper down count for their own edges, corrected in their own contexts.
-// Contexts whose function's code cannot be read or followed keep factor 1,
-// as do call sites in code inlined into them.
-func (x *flowFixer) factors(t *cct.Tree, self []float64) ([]float64, []predictedEdge, []bool) {
-	n := t.Len()
-	factor := make([]float64, n)
-	bound := make([]bool, n)
-	for i := range factor {
-		factor[i] = 1
-	}
-	weight := func(id cct.NodeID) float64 {
-		if int(id) < len(self) {
-			return self[id]
-		}
-		return 0
-	}
-	var predicted []predictedEdge
-	type group struct {
-		site     int
-		children []cct.NodeID
-		outflow  float64
-	}
-	var groups []group
-	bySite := map[int]int{}
-	for id := 0; id < n; id++ {
-		nid := cct.NodeID(id)
-		node := t.Node(nid)
-		kids := t.Children(nid)
-		if len(kids) == 0 || node.Parent == cct.NoNode {
-			continue
-		}
-		fn := t.Func(node.Func)
-		var f *flowFunc
-		sampled := false
-		groups = groups[:0]
-		clear(bySite)
-		for _, k := range kids {
-			kn := t.Node(k)
-			if kn.Inlined || kn.CallSite == 0 {
-				// Code inlined here makes its calls from this function's
-				// code under another node: left as sampled.
-				continue
-			}
-			if f == nil {
-				if f = x.funcAt(fn.Module, kn.CallSite); f == nil || f.cfg.Conservative {
-					break
-				}
-			}
-			s := f.site(kn.CallSite)
-			if s < 0 {
-				continue
-			}
-			gi, ok := bySite[s]
-			if !ok {
-				gi = len(groups)
-				bySite[s] = gi
-				groups = append(groups, group{site: s})
-			}
-			groups[gi].children = append(groups[gi].children, k)
-			groups[gi].outflow += weight(k)
-			sampled = sampled || weight(k) > 0
-		}
-		if f == nil || f.cfg.Conservative || !sampled {
-			continue
-		}
-		// Every call site of the function takes part: those without
-		// samples may be predicted.
-		sites := make([]flow.SiteFlow, len(f.sites))
-		for i, s := range f.sites {
-			sites[i].Site = s
-		}
-		for _, g := range groups {
-			sites[g.site].Outflow = g.outflow
-		}
-		c := flow.Correction{Skipped: "no block profile"}
-		if counts := x.blockCounts(fn.Module, f); counts != nil {
-			if c = flow.DynamicOutflowCorrection(f.cfg, sites, counts); c.Skipped == "" {
-				x.stats.Dynamic++
-			}
-		}
-		if c.Skipped != "" {
-			c = flow.FDOMOutflowCorrection(f.fdom, sites)
-		}
-		if c.Skipped != "" {
-			continue
-		}
-		x.stats.Contexts++
-		for _, g := range groups {
-			if fac := c.Factor[g.site]; fac == fac { // not NaN
-				for _, k := range g.children {
-					factor[k] = fac
-				}
-			}
-			if c.Bound[g.site] {
-				for _, k := range g.children {
-					bound[k] = true
-				}
-			}
-		}
-		for _, e := range c.New {
-			name := ""
-			if file := x.files[fn.Module]; file != nil {
-				name = file.NameAt(e.Target)
-			}
-			if name == "" {
-				continue
-			}
-			p := predictedEdge{parent: nid, node: cct.NoNode, site: e.Addr, callee: name, module: fn.Module, weight: e.Weight}
-			if gi, ok := bySite[e.Site]; ok {
-				// The callee's context is there, weighing nothing: calls
-				// made under it took the samples.
-				p.node = groups[gi].children[0]
-				for _, k := range groups[gi].children {
-					if t.Func(t.Node(k).Func).Name == name {
-						p.node = k
-						break
-					}
-				}
-			}
-			predicted = append(predicted, p)
-			x.stats.Predicted++
-		}
-	}
-	return factor, predicted, bound
-}
-
-// flowCalls is the control-flow-corrected calls of every context of t:
-// self (what each context weighs: its density-weighted calls, or its
-// samples) times its factor; the predicted edges, each added to t by add as
-// a context of its own (nodes t did not have are appended); and, with
-// counts (the calls a counter read of each counted function), every counted
-// function anchored to its count (anchor). The result is as long as t then.
+// flowCalls is the control-flow-corrected calls of every context of t
+// (pass): from self (what each context weighs: its density-weighted calls,
+// or its samples), tied contexts sharing their class's weight and the
+// others scaled by their call site's factor; the predicted edges, each
+// added to t by add as a context of its own (nodes t did not have are
+// appended); and, with counts (the calls a counter read of each counted
+// function), every counted function anchored to its count (anchor), and
+// the value of its tied contexts carried to the uncounted members of their
+// classes (anchorClasses). The result is as long as t then.
 func (x *flowFixer) flowCalls(t *cct.Tree, self []float64, counts map[string]float64, add func(predictedEdge) (cct.NodeID, bool)) []float64 {
-	factor, predicted, fixed := x.factors(t, self)
-	w := make([]float64, t.Len())
-	for i := range w {
-		if i < len(self) {
-			w[i] = self[i] * factor[i]
-		}
-	}
-	for _, e := range predicted {
+	p := x.pass(t, self)
+	w, fixed := p.w, p.bound
+	for _, e := range p.predicted {
 		if e.weight <= 0 {
 			continue
 		}
@@ -363,6 +231,7 @@ func (x *flowFixer) flowCalls(t *cct.Tree, self []float64, counts map[string]flo
 	}
 	if len(counts) > 0 {
 		x.stats.Anchored += anchor(t, w, fixed, counts)
+		anchorClasses(t, w, p.class, counts)
 	}
 	return w
 }
@@ -376,10 +245,12 @@ func (x *flowFixer) flowCalls(t *cct.Tree, self []float64, counts map[string]flo
 // levels) leaves its context weighing little or nothing although time was
 // spent under it. They go to the function's contexts in proportion to that
 // time, the time under each but not in it; contexts whose call site FDOM
-// bound to another (fixed) keep what the relation set. Which context made how many of
-// them is not known, only their total is. Where the contexts' calls exceed
-// the count, they are scaled down to it. Inlined frames are not calls the
-// counter saw. It reports how many functions it anchored.
+// bound to another, or tied across levels (fixed), keep what the relation
+// set, unless all of the function's contexts are fixed and weigh nothing.
+// Which context made how many of them is not known, only their total is.
+// Where the contexts' calls exceed the count, they are scaled down to it.
+// Inlined frames are not calls the counter saw. It reports how many
+// functions it anchored.
 func anchor(t *cct.Tree, w []float64, fixed []bool, counts map[string]float64) int {
 	byFunc := map[string][]cct.NodeID{}
 	for id := 1; id < t.Len() && id < len(w); id++ {
@@ -405,9 +276,10 @@ func anchor(t *cct.Tree, w []float64, fixed []bool, counts map[string]float64) i
 		if !(c >= 0) || math.IsInf(c, 0) {
 			continue
 		}
-		var have, spread float64
+		var have, spread, under float64
 		for _, id := range ids {
 			have += w[id]
+			under += max(passing(id), 0)
 			if int(id) >= len(fixed) || !fixed[id] {
 				spread += max(passing(id), 0)
 			}
@@ -423,12 +295,53 @@ func anchor(t *cct.Tree, w []float64, fixed []bool, counts map[string]float64) i
 			for _, id := range ids {
 				w[id] *= c / have
 			}
+		case under > 0:
+			// Nothing weighs anything, and every context is bound (a
+			// class of contexts that only call on shares no sample):
+			// the relation set nothing, so the count goes by time, as
+			// to unbound contexts.
+			for _, id := range ids {
+				w[id] = c * max(passing(id), 0) / under
+			}
 		default:
 			continue
 		}
 		n++
 	}
 	return n
+}
+
+// anchorClasses carries the counts to the contexts tied to counted ones
+// (class, per node, from flow.TieLevels): in a class with members of
+// counted functions, already anchored in w, the other members take their
+// mean. Those are proven to be called as often, and a count is a
+// measurement where the class's value was an estimate from samples.
+// Members of counted functions keep their own anchored values: the counts
+// take precedence.
+func anchorClasses(t *cct.Tree, w []float64, class []int, counts map[string]float64) {
+	classes := 0
+	for _, k := range class {
+		classes = max(classes, k+1)
+	}
+	if classes == 0 {
+		return
+	}
+	counted := func(id int) bool {
+		c, ok := counts[t.Func(t.Node(cct.NodeID(id)).Func).Name]
+		return ok && c >= 0 && !math.IsInf(c, 0)
+	}
+	sum, n := make([]float64, classes), make([]int, classes)
+	for id, k := range class {
+		if k >= 0 && id < len(w) && counted(id) {
+			sum[k] += w[id]
+			n[k]++
+		}
+	}
+	for id, k := range class {
+		if k >= 0 && n[k] > 0 && id < len(w) && !counted(id) {
+			w[id] = sum[k] / float64(n[k])
+		}
+	}
 }
 
 // applyFlow sets the tree's calls_flow (flowCalls) per thread: a context's

@@ -104,6 +104,7 @@ func BenchmarkFlowPass(b *testing.B) {
 	b.ReportMetric(float64(t.Len()), "contexts")
 	b.ReportMetric(float64(st.Funcs), "funcs")
 	b.ReportMetric(float64(st.Contexts), "corrected")
+	b.ReportMetric(float64(st.Tied), "tied")
 	b.ReportMetric(float64(first.Milliseconds()), "first-ms")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(t.Len()), "ns/context")
 }

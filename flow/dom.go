@@ -44,6 +44,11 @@ type domTree struct {
 
 func (t *domTree) has(v int32) bool { return t.pre[v] >= 0 }
 
+// dominates reports x dominates y, both reached.
+func (t *domTree) dominates(x, y int32) bool {
+	return t.pre[x] >= 0 && t.pre[y] >= 0 && t.pre[x] <= t.pre[y] && t.pre[y] <= t.last[x]
+}
+
 // subtree is every node x dominates, x first.
 func (t *domTree) subtree(x int32) []int32 {
 	if t.pre[x] < 0 {

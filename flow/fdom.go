@@ -1,5 +1,7 @@
 package flow
 
+import "sync"
+
 // FDOM is the frequency dominator relation between the basic blocks of
 // one function (lee2007, definition 3): x FDOM y when x executes at least
 // as many times as y on every run of the function. lee2007 proves its rule
@@ -81,6 +83,22 @@ package flow
 // post-dominator tree, as no complete run contains them, and their runs
 // are in flight by nature; (b) still bounds them, soundly on prefixes.
 //
+// # Once per call
+//
+// Lemma 4: a reachable block b that post-dominates the entry and is on no
+// cycle runs exactly once on every complete run, and at most once on a
+// prefix. A complete run is a walk from the entry to X, so it contains b;
+// two occurrences of b in one walk would bound a closed walk through b, a
+// cycle. So such a block runs once per call of the function (OncePerCall),
+// and a call site in it calls as often as the function is called: lee2007's
+// theorem 2, INFLOW(m) <= OUTFLOW(cs) for cs FDOM ENTRY, made an equality.
+// It is not read off the relation between blocks: Go's stack check makes
+// the entry block run again after growing the stack, so the entry itself
+// can run more often than the body it leads to. With a virtual block S
+// before the entry, run once per call and on no cycle, b is this lemma's
+// block exactly when S FDOM b by (b) and b FDOM S by (c). A function of one
+// block (no branch, one return) has its every call site once per call.
+//
 // # Computation
 //
 // Dominators and post-dominators (toward X, over the reachable blocks) are
@@ -103,6 +121,9 @@ type FDOM struct {
 	fwd       digraph // the reachable blocks' edges, and Exit blocks' edges to X = n
 	dom, pdom domTree
 	rows      []bitset // rows[x] != nil: the blocks x FDOMs, built for call-site blocks
+
+	onceInit sync.Once
+	once     bitset // the blocks of lemma 4, found on the first OncePerCall
 }
 
 // NewFDOM builds the relation on complete runs: rules (a), (b) and (c).
@@ -233,4 +254,40 @@ func (f *FDOM) SiteDominates(a, b CallSite) bool {
 		return a.Addr < b.Addr
 	}
 	return true
+}
+
+// OncePerCall reports that block b runs exactly once on every complete run
+// of the function (lemma 4), at most once on a run in flight: a call site
+// in it calls exactly as often as its calling context is called, less one
+// per activation still in flight. Never for the prefix relation, which has
+// no post-dominators, nor where the relation is only reflexive. Safe for
+// concurrent use.
+func (f *FDOM) OncePerCall(b int) bool {
+	if b < 0 || b >= f.n || f.none || f.prefix {
+		return false
+	}
+	f.onceInit.Do(f.findOnce)
+	return f.once.has(b)
+}
+
+// findOnce sets once: the reachable blocks on no cycle of the reachable
+// graph that post-dominate the entry. None where the entry cannot return.
+func (f *FDOM) findOnce() {
+	f.once = newBitset(f.n)
+	if !f.pdom.has(0) {
+		return
+	}
+	cf := newCycleFinder(f.fwd)
+	cf.reset()
+	for v := range int32(f.n) {
+		if f.dom.has(v) {
+			cf.add(v)
+		}
+	}
+	cf.run()
+	for _, v := range cf.set {
+		if !cf.onCycle(v) && f.pdom.dominates(v, 0) {
+			f.once.set(int(v))
+		}
+	}
 }

@@ -49,6 +49,7 @@ var registry = append([]entry{
 	{"latency", runLatency},
 	{"recursive", runRecursive},
 	{"stages", runStages},
+	{"sharedleaf", runSharedLeaf},
 	{"threads", runThreads},
 	{"spin", runSpin},
 }, offCPUWorkloads...)

@@ -122,13 +122,22 @@ var expected = map[string][][2]any{
 		{stageRun, stageTransform},
 		{stageRun, stageEmit},
 	},
+	"sharedleaf": {
+		{sharedRounds, sharedRun},
+		{sharedRun, sharedParse},
+		{sharedRun, sharedTransform},
+		{sharedRun, sharedEmit},
+		{sharedParse, sharedLeaf},
+		{sharedTransform, sharedLeaf},
+		{sharedEmit, sharedLeaf},
+	},
 	"threads": {{threadsWorker, threadsWork}},
 	"spin":    {{spinCaller, spinLeaf}},
 }
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := append([]string{"density", "latency", "recursive", "stages", "threads", "spin"}, offCPUNames...)
+	want := append([]string{"density", "latency", "recursive", "stages", "sharedleaf", "threads", "spin"}, offCPUNames...)
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -178,6 +187,9 @@ func TestBadFlags(t *testing.T) {
 		{"threads", "-life", "0s"},
 		{"threads", "-concurrency", "0"},
 		{"threads", "-rounds", "3"}, // threads has no rounds
+		{"sharedleaf", "-nosuchflag"},
+		{"sharedleaf", "-size", "0"},
+		{"sharedleaf", "-calls", "0"},
 		{"spin", "-nosuchflag"},
 		{"spin", "-threads", "0"},
 		{"spin", "-busy", "0"},
@@ -350,6 +362,14 @@ func TestRounds(t *testing.T) {
 	}
 	if len(o.calls) != 8 {
 		t.Errorf("recursive -width 3 printed %d edges, want 8", len(o.calls))
+	}
+
+	// Every edge of sharedleaf runs once per sharedRun call.
+	o = runOK(t, "sharedleaf", "-rounds", "4", "-calls", "25", "-size", "10")
+	for _, e := range expected["sharedleaf"] {
+		if n := o.count(t, e[0], e[1]); n != 100 {
+			t.Errorf("sharedleaf %s -> %s = %d, want 100", nameOf(e[0]), nameOf(e[1]), n)
+		}
 	}
 }
 

@@ -195,7 +195,8 @@ func (a *armer) dropDear(w *weighing) {
 	a.overBudget++
 	a.notes = append(a.notes, fmt.Sprintf("counting calls to %s cost %.1f%% of the target's CPU time over the last %v (budget %.0f%%): not counted any more",
 		strings.Join(dropped, ", "), 100*share, costWindow, 100*a.budget))
-	if a.overBudget >= 2 {
+	if a.overBudget >= 2 && !a.giveUp {
+		// Every probe goes with the re-arm due now (next).
 		a.giveUp = true
 		a.notes = append(a.notes, tooHotNote)
 	}
@@ -290,6 +291,9 @@ func (a *armer) pick(b *builder) []hpm.Target {
 func (a *armer) next(b *builder) []hpm.Target {
 	if a.dropping {
 		a.dropping = false
+		if a.giveUp {
+			return nil
+		}
 		return slices.DeleteFunc(slices.Clone(a.targets), func(t hpm.Target) bool { return a.banned[t.Func] })
 	}
 	return a.pick(b)

@@ -157,3 +157,32 @@ func TestArmerDropsDearest(t *testing.T) {
 		t.Errorf("notes %q", a.notes)
 	}
 }
+
+// TestArmerGivesUpOnce: the second round over budget gives up, says so
+// once, and the re-arm then takes every probe out, the kept ones too.
+func TestArmerGivesUpOnce(t *testing.T) {
+	a := newArmer(&Plan{auto: true, trigger: triggerTime, budget: 0.05}, nil)
+	a.targets = []hpm.Target{{Func: "cheap"}, {Func: "dear"}}
+	w := newWeighing(triggerTime, nil, 0)
+	w.costs = []float64{600, 9000}
+	w.hits = map[int]uint64{1: 10, 2: 5000}
+	a.dropDear(w)
+	if got := names(a.next(newBuilder(nil))); !slices.Equal(got, []string{"cheap"}) {
+		t.Fatalf("after the first drop: %v", got)
+	}
+	a.targets = []hpm.Target{{Func: "cheap"}, {Func: "other"}}
+	a.dropDear(w)
+	a.dropDear(w) // a third, as the probes have not gone yet
+	if got := a.next(newBuilder(nil)); len(got) != 0 || !a.giveUp {
+		t.Errorf("after giving up the re-arm arms %v (gave up %v)", names(got), a.giveUp)
+	}
+	n := 0
+	for _, note := range a.notes {
+		if note == tooHotNote {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("said it gave up %d times: %q", n, a.notes)
+	}
+}

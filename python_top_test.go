@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,4 +66,39 @@ func TestPythonTopInTmux(t *testing.T) {
 	}
 	s.keys("q")
 	s.waitFor(`CCTOP-EXITED 0`, 15*time.Second)
+}
+
+// TestPythonRecordBudget (issue 29): default `cctop record` on Debian's
+// python3 keeps the promise it states: the summary's measured counting
+// cost, over the run and in its worst 2 s, within --budget's 5%, and no
+// figure of cctop's own cost among the ranked functions.
+func TestPythonRecordBudget(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if _, err := os.Stat(debianPython); err != nil {
+		t.Skipf("no %s", debianPython)
+	}
+	out := filepath.Join(t.TempDir(), "py.pb.gz")
+	b, err := exec.Command(cctopBin, "record", "-o", out, "--", debianPython, "testdata/jsondumps.py", "120").CombinedOutput()
+	if err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	summary := string(b)
+	cost := regexp.MustCompile(`counting cost ([0-9.]+)% of the target's CPU time over the run, ([0-9.]+)% in its worst 2s \(budget 5%`).FindStringSubmatch(summary)
+	if cost == nil {
+		if strings.Contains(summary, "uprobes on") && !strings.Contains(summary, "counting cost") && strings.Contains(summary, "armed on") {
+			t.Fatalf("probes armed, no cost stated:\n%s", summary)
+		}
+		t.Logf("nothing counted, nothing spent:\n%s", summary)
+		return
+	}
+	for _, f := range cost[1:] {
+		if v, _ := strconv.ParseFloat(f, 64); v > 5 {
+			t.Errorf("counting cost %s%%, over the 5%% budget:\n%s", f, summary)
+		}
+	}
+	for _, l := range strings.Split(summary, "\n") {
+		if strings.HasPrefix(l, "  ") && cctopFrame.MatchString(l) {
+			t.Errorf("cctop's own cost ranked: %q", l)
+		}
+	}
 }

@@ -3,7 +3,9 @@
 package sampler
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -95,18 +97,16 @@ func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window, early 
 		return nil, fmt.Errorf("%d functions to count, %d debug registers", len(specs), maxBreakpoints)
 	}
 	t := &ProbeTrial{Hits: make([]uint64, len(specs)), fds: make([][]int, len(specs)), ids: make([][]uint64, len(specs))}
-	addrs := map[int][]uint64{} // by process
-	var leaders, orphans []int
+	addrs := map[int][]uint64{} // by process; nil: not all mapped
 	var firstErr error
-	for _, tid := range tids {
+	leaders, err := s.trialGroups(t, tids, len(specs), func(i, tid, leader int) (int, error) {
 		pid := tgidOf(tid)
 		as, ok := addrs[pid]
 		if !ok {
 			for _, sp := range specs {
 				a, err := fileAddr(pid, sp.UprobePath, sp.UprobeOffset)
 				if err != nil {
-					as = nil
-					firstErr = cmpErr(firstErr, err)
+					as, firstErr = nil, cmp.Or(firstErr, err)
 					break
 				}
 				as = append(as, a)
@@ -114,38 +114,15 @@ func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window, early 
 			addrs[pid] = as
 		}
 		if as == nil {
-			continue
+			return -1, errNotMapped
 		}
-		la := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
-			Size: uint32(unsafeSizeofAttr), Read_format: readGroup, Bits: unix.PerfBitDisabled | unix.PerfBitExcludeHv}
-		lfd, err := s.k.perfOpen(&la, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if err != nil {
-			continue // the thread is gone
-		}
-		ok = true
-		for i, a := range as {
-			ma := breakpointAttr(a)
-			fd, err := s.k.perfOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
-			if err != nil {
-				firstErr = cmpErr(firstErr, err)
-				ok = false
-				break
-			}
-			t.fds[i] = append(t.fds[i], fd)
-		}
-		if ok {
-			leaders = append(leaders, lfd)
-		} else {
-			orphans = append(orphans, lfd)
-		}
-	}
-	t.leaders = append(leaders, orphans...)
+		ma := breakpointAttr(as[i])
+		return s.k.perfOpen(&ma, tid, -1, leader, unix.PERF_FLAG_FD_CLOEXEC)
+	})
 	if len(leaders) == 0 {
 		t.Close()
-		if firstErr == nil {
-			firstErr = fmt.Errorf("no thread to count calls on")
-		}
-		return nil, fmt.Errorf("hardware breakpoints: %w", firstErr)
+		err = cmp.Or(firstErr, err, error(fmt.Errorf("no thread to count calls on")))
+		return nil, fmt.Errorf("hardware breakpoints: %w", err)
 	}
 	readTrial(t, leaders, len(specs), window, early, enough)
 	// Gone at once: no int3 to wait for.
@@ -212,9 +189,5 @@ func tgidOf(tid int) int {
 	return tid
 }
 
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
-}
+// errNotMapped: a thread of a process that does not map every function.
+var errNotMapped = errors.New("not mapped")

@@ -3,6 +3,8 @@
 package sampler
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -76,13 +78,48 @@ func (t *ProbeTrial) Split(keep []bool) (kept, declined *ProbeTrial) {
 func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duration) (*ProbeTrial, error) {
 	t := &ProbeTrial{Hits: make([]uint64, len(specs)), fds: make([][]int, len(specs)), ids: make([][]uint64, len(specs)),
 		release: s.probes.release}
-	var ints []int // the clocks of threads that lost a member
-	fail := func(err error) (*ProbeTrial, error) {
-		closeAll(ints)
+	leaders, err := s.trialGroups(t, tids, len(specs), func(i, tid, leader int) (int, error) {
+		sp := specs[i]
+		ma := unix.PerfEventAttr{Size: uint32(unsafeSizeofAttr), Read_format: readGroup, Bits: unix.PerfBitExcludeHv}
+		var ga groupAttrs
+		if s.probes.usable() {
+			id, err := s.probes.acquire(sp.UprobePath, sp.UprobeOffset)
+			if err != nil {
+				return -1, fatalTrial{err}
+			}
+			t.ids[i] = append(t.ids[i], id)
+			ma.Type, ma.Config = unix.PERF_TYPE_TRACEPOINT, id
+		} else if err := s.setEventPMU(&ma, sp, &ga); err != nil {
+			return -1, fatalTrial{err}
+		}
+		fd, err := s.k.perfOpen(&ma, tid, -1, leader, unix.PERF_FLAG_FD_CLOEXEC)
+		runtime.KeepAlive(&ga) // the uprobe PMU's path, which config1 points at
+		return fd, err
+	})
+	var fatal fatalTrial
+	if errors.As(err, &fatal) {
 		t.Close()
-		return nil, err
+		return nil, fatal.error
 	}
-	var leaders []int
+	if len(leaders) == 0 {
+		return t, fmt.Errorf("no thread to count calls on")
+	}
+	readTrial(t, leaders, len(specs), window, 0, nil)
+	return t, nil
+}
+
+// fatalTrial is a member's error that ends the whole trial, not only its
+// thread's group.
+type fatalTrial struct{ error }
+
+// trialGroups opens on each thread of tids a task-clock leader, disabled,
+// and n members made by member, filed in t.fds by index; member's error
+// ends that thread's group, a fatalTrial the whole. Every leader goes into
+// t.leaders, for Close; it returns those whose groups are whole, and the
+// first error.
+func (s *Session) trialGroups(t *ProbeTrial, tids []int, n int, member func(i, tid, leader int) (int, error)) ([]int, error) {
+	var whole []int
+	var first error
 	for _, tid := range tids {
 		la := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
 			Size: uint32(unsafeSizeofAttr), Read_format: readGroup, Bits: unix.PerfBitDisabled | unix.PerfBitExcludeHv}
@@ -90,40 +127,23 @@ func (s *Session) TrialProbes(specs []EventSpec, tids []int, window time.Duratio
 		if err != nil {
 			continue // the thread is gone
 		}
+		t.leaders = append(t.leaders, lfd)
 		ok := true
-		for i, sp := range specs {
-			ma := unix.PerfEventAttr{Size: la.Size, Read_format: readGroup, Bits: unix.PerfBitExcludeHv}
-			var ga groupAttrs
-			if s.probes.usable() {
-				id, err := s.probes.acquire(sp.UprobePath, sp.UprobeOffset)
-				if err != nil {
-					closeAll([]int{lfd})
-					return fail(err)
-				}
-				t.ids[i] = append(t.ids[i], id)
-				ma.Type, ma.Config = unix.PERF_TYPE_TRACEPOINT, id
-			} else if err := s.setEventPMU(&ma, sp, &ga); err != nil {
-				closeAll([]int{lfd})
-				return fail(err)
-			}
-			fd, err := s.k.perfOpen(&ma, tid, -1, lfd, unix.PERF_FLAG_FD_CLOEXEC)
-			runtime.KeepAlive(&ga) // the uprobe PMU's path, which config1 points at
+		for i := range n {
+			fd, err := member(i, tid, lfd)
 			if err != nil {
+				if _, fatal := err.(fatalTrial); fatal {
+					return whole, err
+				}
+				first = cmp.Or(first, err)
 				ok = false
 				break
 			}
 			t.fds[i] = append(t.fds[i], fd)
 		}
 		if ok {
-			leaders = append(leaders, lfd)
-		} else {
-			ints = append(ints, lfd)
+			whole = append(whole, lfd)
 		}
 	}
-	t.leaders = append(leaders, ints...)
-	if len(leaders) == 0 {
-		return t, fmt.Errorf("no thread to count calls on")
-	}
-	readTrial(t, leaders, len(specs), window, 0, nil)
-	return t, nil
+	return whole, first
 }

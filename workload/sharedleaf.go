@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"io"
-	"time"
 )
 
 // The sharedleaf workload is stages' shape as real code has it: one basic
@@ -18,34 +17,19 @@ import (
 // call is in a block that runs once per call of its caller (issue 29).
 
 func runSharedLeaf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, t := newFlagSet("sharedleaf", stderr, 2500*time.Millisecond, "number of rounds")
-	size := fs.Int("size", 1000, "sharedParse's leaf work per call in loop iterations (sharedTransform's is 6 times, sharedEmit's 3 times as much)")
-	calls := fs.Int("calls", 500, "sharedRun calls per round")
-	if err := parse(fs, t, args); err != nil {
-		return err
-	}
-	if *size <= 0 {
-		return usageError(fs, "-size must be > 0")
-	}
-	if *calls <= 0 {
-		return usageError(fs, "-calls must be > 0")
-	}
-	s, release := t.start(ctx)
-	defer release()
-	var rounds, n uint64
-	sharedRounds(s, *size, *calls, &rounds, &n)
-	w := &errWriter{w: stdout}
-	w.printf("rounds %d\n", rounds)
-	w.calls([]edge{
-		{sharedRounds, sharedRun, n},
-		{sharedRun, sharedParse, n},
-		{sharedRun, sharedTransform, n},
-		{sharedRun, sharedEmit, n},
-		{sharedParse, sharedLeaf, n},
-		{sharedTransform, sharedLeaf, n},
-		{sharedEmit, sharedLeaf, n},
-	})
-	return w.err
+	return runStaged(ctx, "sharedleaf", args, stdout, stderr,
+		"sharedParse's leaf work per call in loop iterations (sharedTransform's is 6 times, sharedEmit's 3 times as much)", "sharedRun calls per round",
+		sharedRounds, func(n uint64) []edge {
+			return []edge{
+				{sharedRounds, sharedRun, n},
+				{sharedRun, sharedParse, n},
+				{sharedRun, sharedTransform, n},
+				{sharedRun, sharedEmit, n},
+				{sharedParse, sharedLeaf, n},
+				{sharedTransform, sharedLeaf, n},
+				{sharedEmit, sharedLeaf, n},
+			}
+		})
 }
 
 // sharedRounds checks for the end only between rounds.

@@ -16,10 +16,27 @@ import (
 // others, each frequency-dominates the others.
 
 func runStages(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, t := newFlagSet("stages", stderr, 2500*time.Millisecond, "number of rounds")
 	// 1000 iterations take about 2 µs here: a stageRun call about 20 µs.
-	size := fs.Int("size", 1000, "stageParse's work per call in loop iterations (stageTransform does 6 times, stageEmit 3 times as much)")
-	calls := fs.Int("calls", 500, "stageRun calls per round")
+	return runStaged(ctx, "stages", args, stdout, stderr,
+		"stageParse's work per call in loop iterations (stageTransform does 6 times, stageEmit 3 times as much)", "stageRun calls per round",
+		stagesRounds, func(n uint64) []edge {
+			return []edge{
+				{stagesRounds, stageRun, n},
+				{stageRun, stageParse, n},
+				{stageRun, stageTransform, n},
+				{stageRun, stageEmit, n},
+			}
+		})
+}
+
+// runStaged is the command of a workload of the stages' shape: -size and
+// -calls, then rounds of calls until the end, then the rounds and the
+// exact calls of its edges.
+func runStaged(ctx context.Context, name string, args []string, stdout, stderr io.Writer, sizeHelp, callsHelp string,
+	rounds func(s *stopper, size, calls int, rounds, n *uint64), edges func(n uint64) []edge) error {
+	fs, t := newFlagSet(name, stderr, 2500*time.Millisecond, "number of rounds")
+	size := fs.Int("size", 1000, sizeHelp)
+	calls := fs.Int("calls", 500, callsHelp)
 	if err := parse(fs, t, args); err != nil {
 		return err
 	}
@@ -31,16 +48,11 @@ func runStages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	s, release := t.start(ctx)
 	defer release()
-	var rounds, n uint64
-	stagesRounds(s, *size, *calls, &rounds, &n)
+	var r, n uint64
+	rounds(s, *size, *calls, &r, &n)
 	w := &errWriter{w: stdout}
-	w.printf("rounds %d\n", rounds)
-	w.calls([]edge{
-		{stagesRounds, stageRun, n},
-		{stageRun, stageParse, n},
-		{stageRun, stageTransform, n},
-		{stageRun, stageEmit, n},
-	})
+	w.printf("rounds %d\n", r)
+	w.calls(edges(n))
 	return w.err
 }
 

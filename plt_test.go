@@ -112,55 +112,89 @@ func TestPLTStubsMatchPerf(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			bin := buildPLT(t, dir, c.flags...)
-			if _, err := exec.LookPath("perf"); err != nil {
-				t.Skip("perf not installed")
-			}
-			target := exec.Command(bin, "lib", "5")
-			startCmd(t, target)
-			pid := strconv.Itoa(target.Process.Pid)
-			perfDone := make(chan []byte, 1)
-			go func() {
-				out, err := exec.Command("perf", "record", "-q", "-F", "999", "-p", pid, "-o", filepath.Join(dir, "perf.data"), "--", "sleep", "2.5").CombinedOutput()
-				if err != nil {
-					out = append(out, []byte("\n"+err.Error())...)
-				} else {
-					out = nil
-				}
-				perfDone <- out
-			}()
-			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2s", "-o", "p.pb.gz", "-p", pid)
-			if code != 0 {
-				t.Fatalf("record exit %d:\n%s", code, stderr)
-			}
-			if out := <-perfDone; out != nil {
-				t.Skipf("perf record does not work here: %s", out)
-			}
-			got := leafShare(t, testutil.ReadProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "libpltlib.so")
-			perf, version := perfShares(t, dir)
-			want, named := perf["libpltlib.so memcpy@plt"]
+			got, perf, version := recordWithPerf(t, dir, bin, "lib", "libpltlib.so")
+			want, named := perfStubShare(t, perf, filepath.Join(dir, "libpltlib.so"), "libpltlib.so")
 			if !named {
-				if c.name == "lazy" {
+				if c.name == "lazy" && want >= 1 {
 					t.Errorf("perf does not name the stub memcpy@plt: %v", perf)
-				}
-				// perf reports the samples of a stub it cannot name by
-				// their addresses in the library.
-				lo, hi := stubRange(t, filepath.Join(dir, "libpltlib.so"), "memcpy@plt")
-				for k, v := range perf {
-					a, err := strconv.ParseUint(strings.TrimPrefix(k, "libpltlib.so 0x"), 16, 64)
-					if err == nil && strings.HasPrefix(k, "libpltlib.so 0x") && a >= lo && a < hi {
-						want += v
-					}
 				}
 				t.Logf("%s leaves the stub unnamed", version)
 			}
-			t.Logf("memcpy@plt: cctop %.1f%%, perf %.1f%% (%s)", got, want, version)
-			if got < 1 || want < 1 {
-				t.Errorf("memcpy@plt holds %.2f%% of cctop's samples, %.2f%% of perf's", got, want)
-			}
-			if d := got - want; d > max(3, want/3) || -d > max(3, want/3) {
-				t.Errorf("memcpy@plt: cctop %.1f%%, perf %.1f%%", got, want)
-			}
+			checkStubShare(t, got, want, version)
 		})
+	}
+}
+
+// perfStubShare is perf's share of memcpy@plt in module (file path): the
+// samples it names so, and, where it cannot name the stub, those it
+// reports by their addresses in the stub (or, perf 6.1 on an executable,
+// as _init, of size 0, which runs on over .plt).
+func perfStubShare(t *testing.T, perf map[string]float64, path, module string) (share float64, named bool) {
+	t.Helper()
+	share, named = perf[module+" memcpy@plt"]
+	lo, hi := stubRange(t, path, "memcpy@plt")
+	for k, v := range perf {
+		a, err := strconv.ParseUint(strings.TrimPrefix(k, module+" 0x"), 16, 64)
+		if err == nil && strings.HasPrefix(k, module+" 0x") && a >= lo && a < hi {
+			share += v
+		}
+	}
+	return share + perf[module+" _init"], named
+}
+
+// recordWithPerf runs bin MODE 5 and records it with cctop and perf at once,
+// attached to the same run, for 2 s: cctop's share of memcpy@plt in module,
+// and perf's report by dso and symbol.
+func recordWithPerf(t *testing.T, dir, bin, mode, module string) (float64, map[string]float64, string) {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	target := exec.Command(bin, mode, "5")
+	startCmd(t, target)
+	pid := strconv.Itoa(target.Process.Pid)
+	perfDone := make(chan []byte, 1)
+	go func() {
+		out, err := exec.Command("perf", "record", "-q", "-F", "999", "-p", pid, "-o", filepath.Join(dir, "perf.data"), "--", "sleep", "2.5").CombinedOutput()
+		if err != nil {
+			out = append(out, []byte("\n"+err.Error())...)
+		} else {
+			out = nil
+		}
+		perfDone <- out
+	}()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-d", "2s", "-o", "p.pb.gz", "-p", pid)
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	if out := <-perfDone; out != nil {
+		t.Skipf("perf record does not work here: %s", out)
+	}
+	got := leafShare(t, testutil.ReadProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", module)
+	perf, version := perfShares(t, dir)
+	return got, perf, version
+}
+
+// checkStubShare compares cctop's share of the stub with perf's. Where perf
+// gives it a few percent (Intel parts here: 10-14.5%), cctop must name it
+// and agree within a third; where the CPU puts the stub's time on the
+// instructions around it (an AMD EPYC here: 0.04-0.2% in perf), there is
+// little to name, and the shares must agree within half a point.
+func checkStubShare(t *testing.T, got, want float64, version string) {
+	t.Helper()
+	t.Logf("memcpy@plt: cctop %.2f%%, perf %.2f%% (%s)", got, want, version)
+	if want < 1 {
+		t.Logf("this CPU gives the stub %.2f%% of perf's samples: only the shares' agreement is checked", want)
+		if d := got - want; d > 0.5 || d < -0.5 {
+			t.Errorf("memcpy@plt: cctop %.2f%%, perf %.2f%%", got, want)
+		}
+		return
+	}
+	if got < 1 {
+		t.Errorf("memcpy@plt holds %.2f%% of cctop's samples, %.2f%% of perf's", got, want)
+	}
+	if d := got - want; d > max(3, want/3) || -d > max(3, want/3) {
+		t.Errorf("memcpy@plt: cctop %.1f%%, perf %.1f%%", got, want)
 	}
 }
 
@@ -180,22 +214,16 @@ func stubRange(t *testing.T, path, name string) (uint64, uint64) {
 	return lo, lo + 16
 }
 
-// TestPLTExecutable: the stub of the executable's own PLT is named too.
-// (perf 6.1 names its samples _init+0x70: _init, of size 0, runs on over
-// .plt there.)
+// TestPLTExecutable: the stub of the executable's own PLT is named too,
+// with perf's share of it. (perf 6.1 names its samples _init+0x70: _init,
+// of size 0, runs on over .plt there.)
 func TestPLTExecutable(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
 	dir := t.TempDir()
 	bin := buildPLT(t, dir)
-	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--calls", "none", "-o", "p.pb.gz", "--", bin, "exe", "2")
-	if code != 0 {
-		t.Fatalf("record exit %d:\n%s", code, stderr)
-	}
-	if got := leafShare(t, testutil.ReadProfile(t, filepath.Join(dir, "p.pb.gz")), "memcpy@plt", "plt"); got < 1 {
-		t.Errorf("memcpy@plt holds %.2f%% of the samples", got)
-	} else {
-		t.Logf("memcpy@plt: %.1f%% of the samples", got)
-	}
+	got, perf, version := recordWithPerf(t, dir, bin, "exe", "plt")
+	want, _ := perfStubShare(t, perf, bin, "plt")
+	checkStubShare(t, got, want, version)
 }
 
 // TestUnnamedStrippedFunction: in a stripped build, the hot static

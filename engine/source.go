@@ -249,7 +249,7 @@ func (s *fileSource) save(path string, _ correct.Params) error {
 // both corrections, under density alone, or none, the samples. The file
 // has no estimate under latency alone; that is none too.
 func fileCalls(t *cct.Tree, p correct.Params) []float64 {
-	return selfOf(t, func(m cct.Metrics) int64 {
+	return withoutProbes(t, selfOf(t, func(m cct.Metrics) int64 {
 		switch {
 		case p.Density && p.Latency:
 			return m.CallsAdj
@@ -257,7 +257,7 @@ func fileCalls(t *cct.Tree, p correct.Params) []float64 {
 			return m.Calls
 		}
 		return m.Samples
-	})
+	}))
 }
 
 func (s *fileSource) rebuild() {

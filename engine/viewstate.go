@@ -282,7 +282,7 @@ func (v *viewState) compareWeights(t viewTarget, calls bool) []float64 {
 			// near 100% would read as one that changed nothing.
 			return nil
 		}
-		return selfOf(t.shown(), func(m cct.Metrics) int64 { return m.Samples })
+		return withoutProbes(t.shown(), selfOf(t.shown(), func(m cct.Metrics) int64 { return m.Samples }))
 	default:
 		w, _ := t.compared(name, calls, v.params)
 		return w
@@ -312,6 +312,19 @@ func (v *viewState) show(s *tui.Snapshot, t viewTarget) {
 	}
 	h.Comparison, h.Overlap = comparisons[v.comparison], overlap
 	v.modeHeader(h, t)
+}
+
+// withoutProbes is w with the [cctop probes] contexts' weight 0: they weigh
+// nothing in the calls (weighing.add), and the samples they are compared
+// with leave them out too, so that the overlap measures the correction,
+// not cctop's own cost.
+func withoutProbes(t *cct.Tree, w []float64) []float64 {
+	for i := range w {
+		if w[i] != 0 && t.Func(t.Node(cct.NodeID(i)).Func).Name == cct.ProbesName {
+			w[i] = 0
+		}
+	}
+	return w
 }
 
 // selfOf is one self metric of every node of t.

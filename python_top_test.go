@@ -34,7 +34,7 @@ func TestPythonTopInTmux(t *testing.T) {
 	}
 	s := newTmux(t, 80, 24, cctopBin+" top -- "+debianPython+" testdata/jsondumps.py 100000")
 	s.waitFor(`json|python3`, 20*time.Second)
-	density := regexp.MustCompile(`density (on|no counts: [^\n]*(samples counted|sample carries)[^\n]*)`)
+	density := regexp.MustCompile(`density (on|no counts: [^\n]*(samples counted|sample carries|counted a call|arm after a warm-up)[^\n]*)`)
 	counted := regexp.MustCompile(`counted ([0-9.]+)%`)
 	start := time.Now()
 	for _, at := range []time.Duration{0, time.Second, 3 * time.Second, 8 * time.Second} {

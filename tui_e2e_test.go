@@ -568,6 +568,9 @@ func TestDemoNoColor(t *testing.T) {
 		}
 		s.waitFor(`workload\.densityLeaf`, 5*time.Second)
 	}
+	// The demo's overlap shows once its counters are armed and cover the
+	// profile (the coverage rule): until then the header says why not.
+	plain.waitFor(`overlap`, 15*time.Second)
 	// One more frame, so the colors have settled (the TUI restyles once the
 	// terminal reports its background).
 	time.Sleep(500 * time.Millisecond)

@@ -516,6 +516,11 @@ func (l *Live) publish() {
 		},
 	}
 	l.viewState.show(&snap, l)
+	if h := &snap.Header; h.DensityWhy != "" && l.arm.armed == nil && l.plan.auto && !l.arm.giveUp {
+		// The automatic counters arm after a warm-up: no count yet is
+		// no failure.
+		h.DensityWhy = "the counters arm after a warm-up"
+	}
 	l.mu.Lock()
 	l.snap = snap
 	l.mu.Unlock()

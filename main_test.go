@@ -23,7 +23,9 @@ var cctopBin string
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == engine.ReleaseCmd {
 		// A helper process running cctop's top (see runHelper) hands its
-		// probe events to its own executable, this test binary, to close.
+		// probe events to its own executable, this test binary, to close,
+		// and their tracefs probes to delete, as cctop's release child does.
+		engine.Release(os.Args[2:])
 		os.Exit(0)
 	}
 	os.Exit(testutil.Main(m, &cctopBin))

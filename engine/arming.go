@@ -49,9 +49,7 @@ type armer struct {
 	// dropping: probes were banned over budget, and the re-arm due now
 	// only takes them out (next), trying nothing new while they trap.
 	dropping bool
-	// trials is how many trials ran; noBreakpoints, that they cannot use
-	// hardware breakpoints here.
-	trials        int
+	// noBreakpoints: trials cannot use hardware breakpoints here.
 	noBreakpoints bool
 	// sess, when set, says how many uprobe events a probe takes (one per
 	// live thread and CPU) and how many new threads went unfollowed.
@@ -408,7 +406,6 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	if a.plan.costBreakpoint > 0 && !a.noBreakpoints {
 		keep, err := a.trialEach(sess, b, targets, specs, tids)
 		if err == nil {
-			a.trials++
 			return keep, nil
 		}
 		a.noBreakpoints = true
@@ -436,7 +433,6 @@ func (a *armer) affordable(sess *sampler.Session, b *builder, targets []hpm.Targ
 	if b.weights != nil {
 		b.weights.ledger.addTrial(monoNow(), share, trialWindow, trial.CPU)
 	}
-	a.trials++
 	kept := make([]bool, len(targets))
 	for i, t := range targets {
 		kept[i] = slices.ContainsFunc(keep, func(k hpm.Target) bool { return k == t })

@@ -9,8 +9,9 @@ import "time"
 //
 //   - cost: each probe hit the counters read, times the measured cost of a
 //     hit on that probe's instruction (hpm: stepped or emulated), and each
-//     trial's hits likewise, scaled from the threads it watched to the
-//     target's CPU at the time;
+//     trial's: its breakpoints' hits, which trap in the watched threads
+//     only, or its uprobes' share of those threads' CPU, scaled to the
+//     target's (a uprobe traps in every thread);
 //   - CPU: the target's time on the CPU, from the clock leader's own count
 //     between a stream's samples (it runs in the kernel too, where the
 //     probe's time goes, though kernel samples may be excluded), or the
@@ -44,8 +45,7 @@ type costLedger struct {
 	// runCost and runCPU are over the whole run; trialCost, of them, what
 	// trials spent.
 	runCost, runCPU, trialCost float64
-	// worst is the highest share of a window with minWindowCPU, and
-	// worstAt the bucket it ended in.
+	// worst is the highest share of a window with minWindowCPU.
 	worst   float64
 	first   int64  // oldest bucket seen
 	firstT  uint64 // the time of the first CPU booked
@@ -237,10 +237,9 @@ func (l *costLedger) trialRoom(t uint64, budget float64, window time.Duration) b
 	worst := l.cpuRate(t) * float64(window)
 	// The window as it is, the trial's time added: early in a run it
 	// holds less than costWindow of the target's CPU, and the promise is
-	// a share of what the target ran.
-	// With dropMargin's room to spare: the window's CPU to come is a
-	// guess from its past, and a starved target (CI's race runs: 2.7 s of
-	// CPU in 6.1 s) ran less than it had.
+	// a share of what the target ran. With dropMargin's room to spare:
+	// the window's CPU to come is a guess from its past, and a starved
+	// target (CI's race runs: 2.7 s of CPU in 6.1 s) ran less than it had.
 	return cost+worst <= dropMargin*budget*(cpu+worst)
 }
 

@@ -52,14 +52,16 @@ type Plan struct {
 	costBreakpoint time.Duration
 	// measuring, when set, measures the costs aside: settleCosts first
 	measuring *sync.WaitGroup
-	params    correct.Params
-	budget    float64 // share of the target's CPU time automatic counters may cost
-	binary    string  // the target's executable, where uprobe names resolve
-	entries   map[entryKey]bool
-	unwind    unwindPlan
-	limits    limits
-	mode      string        // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
-	refresh   time.Duration // Options.Refresh
+	// hitCosts remembers hitCost's answers: each reads the target's file
+	hitCosts map[hpm.Target]time.Duration
+	params   correct.Params
+	budget   float64 // share of the target's CPU time automatic counters may cost
+	binary   string  // the target's executable, where uprobe names resolve
+	entries  map[entryKey]bool
+	unwind   unwindPlan
+	limits   limits
+	mode     string        // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
+	refresh  time.Duration // Options.Refresh
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records
@@ -171,6 +173,9 @@ func (p *Plan) costWords() string {
 // the single-stepped figure by the instruction it replaces (hpm), the dearer
 // one where that cannot be told.
 func (p *Plan) hitCost(t hpm.Target) time.Duration {
+	if c, ok := p.hitCosts[t]; ok {
+		return c
+	}
 	p.settleCosts()
 	emulated, known := t.Emulated()
 	c := p.costStepped
@@ -180,6 +185,10 @@ func (p *Plan) hitCost(t hpm.Target) time.Duration {
 	if c <= 0 {
 		c = cmp.Or(p.cost, defaultHitCost)
 	}
+	if p.hitCosts == nil {
+		p.hitCosts = map[hpm.Target]time.Duration{}
+	}
+	p.hitCosts[t] = c
 	return c
 }
 

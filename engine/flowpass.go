@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/flow"
@@ -33,10 +34,14 @@ type siteGroup struct {
 	outflow  float64 // their sampled weight
 }
 
+// find is where call site s's group is in c.groups, or would go.
+func (c *flowContext) find(s int) (int, bool) {
+	return slices.BinarySearchFunc(c.groups, s, func(g siteGroup, s int) int { return cmp.Compare(g.site, s) })
+}
+
 // group is the group of call site s, nil for none.
 func (c *flowContext) group(s int) *siteGroup {
-	i := sort.Search(len(c.groups), func(i int) bool { return c.groups[i].site >= s })
-	if i < len(c.groups) && c.groups[i].site == s {
+	if i, ok := c.find(s); ok {
 		return &c.groups[i]
 	}
 	return nil
@@ -109,14 +114,11 @@ func (x *flowFixer) pass(t *cct.Tree, self []float64) flowPass {
 			if s < 0 {
 				continue
 			}
-			g := c.group(s)
-			if g == nil {
-				i := sort.Search(len(c.groups), func(i int) bool { return c.groups[i].site >= s })
-				c.groups = append(c.groups, siteGroup{})
-				copy(c.groups[i+1:], c.groups[i:])
-				c.groups[i] = siteGroup{site: s}
-				g = &c.groups[i]
+			i, ok := c.find(s)
+			if !ok {
+				c.groups = slices.Insert(c.groups, i, siteGroup{site: s})
 			}
+			g := &c.groups[i]
 			g.children = append(g.children, k)
 			g.outflow += weight(k)
 		}

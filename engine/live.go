@@ -476,7 +476,7 @@ func (l *Live) publish() {
 		// call (a function the hot path no longer calls), and the calls
 		// metric would show an empty profile.
 		m := "time"
-		if w.runHits+w.totalHits() > 0 && w.log.Coverage().Enough() {
+		if w.log.Coverage().Enough() {
 			m = "calls"
 		}
 		l.suggestMetric(m)

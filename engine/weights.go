@@ -32,13 +32,11 @@ type weighing struct {
 	log     *correct.Log
 	// generation of the sampler's event set the streams were measured on
 	generation int
-	// What counting costs: hits per counter (member index) and the clock
-	// time sampled, since the last reset.
-	hits      map[int]uint64
-	prevHits  map[stream][]uint64
-	clockTime uint64
-	// The same over the whole run, resets included.
-	runHits, runClock uint64
+	// Hits per counter (member index) since the last reset, and over the
+	// whole run before it.
+	hits     map[int]uint64
+	prevHits map[stream][]uint64
+	runHits  uint64
 	// costs is what one hit of each counter costs the target, in ns
 	// (member m's at m-1), and ledger what counting cost it, measured,
 	// against its CPU time: the budget's books, kept across resets.
@@ -102,13 +100,11 @@ func (w *weighing) reset(generation int) {
 		w.partial = true
 	}
 	w.runHits += w.totalHits()
-	w.runClock += w.clockTime
 	w.generation = generation
 	clear(w.streams)
 	clear(w.hits)
 	clear(w.prevHits)
 	clear(w.lastAt)
-	w.clockTime = 0
 }
 
 func (w *weighing) threadIndex(tid uint32) int32 {
@@ -175,7 +171,6 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 	if w.offNS != nil && rd.Leader > 0 {
 		rd.Leader += w.offNS[r.TID]
 	}
-	w.clockTime += r.Period
 	// Enabled/Running stay 0: for a per-CPU event they also run while the
 	// thread is on another CPU, which is not multiplexing, and scaling by
 	// them would count those calls twice. Counters that fit the PMU are

@@ -65,17 +65,13 @@ func MeasureBreakpointCost(iters int) (time.Duration, error) {
 		return 0, fmt.Errorf("MeasureBreakpointCost: %d iterations", iters)
 	}
 	addr := uint64(reflect.ValueOf(probeTarget).Pointer())
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	calls(probeTarget, iters)
-	without := fastest(probeTarget, iters)
-	c, err := sampler.OpenBreakpointCounter(addr, 0)
-	if err != nil {
-		return 0, fmt.Errorf("hardware breakpoint: %w", err)
-	}
-	defer c.Close()
-	with := fastest(probeTarget, iters)
-	hits, err := c.Read()
+	cost, hits, err := timeCounted(probeTarget, iters, func() (*sampler.Counter, error) {
+		c, err := sampler.OpenBreakpointCounter(addr, 0)
+		if err != nil {
+			return nil, fmt.Errorf("hardware breakpoint: %w", err)
+		}
+		return c, nil
+	}, (*sampler.Counter).Close)
 	if err != nil {
 		return 0, err
 	}
@@ -84,7 +80,7 @@ func MeasureBreakpointCost(iters int) (time.Duration, error) {
 	if want := uint64(costRounds * iters); hits < want || hits > want+want/100 {
 		return 0, fmt.Errorf("the breakpoint counted %d of %d calls", hits, want)
 	}
-	return (with - without) / time.Duration(iters), nil
+	return cost, nil
 }
 
 func measureChecked(fn func(int) int, afterCheck bool, iters int) (time.Duration, error) {
@@ -126,23 +122,41 @@ func measureUprobe(fn func(int) int, afterCheck bool, iters int) (cost time.Dura
 		}
 	}
 
+	return timeCounted(fn, iters, func() (*sampler.Counter, error) {
+		c, err := sampler.OpenUprobeCounter(t.Path, t.Offset, 0)
+		if err != nil {
+			return nil, fmt.Errorf("uprobe on %s: %w", f.Name(), err)
+		}
+		return c, nil
+	}, func(c *sampler.Counter) error {
+		// Closing the last event on a uprobe waits for the kernel's grace
+		// periods, 70-110 ms here: two such waits were most of what
+		// counting added to a short recording's wall time. Nothing calls
+		// the probed function again, so the close goes on aside.
+		go c.Close()
+		return nil
+	})
+}
+
+// timeCounted times iters calls of fn without and then with the counter
+// open opens on it, on this thread, and returns the difference per call and
+// the hits the counter saw (costRounds*iters if it missed none); done
+// closes the counter.
+func timeCounted(fn func(int) int, iters int, open func() (*sampler.Counter, error), done func(*sampler.Counter) error) (time.Duration, uint64, error) {
 	// The counter counts this thread only; the calls must stay on it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
 	calls(fn, iters) // fault the code in before timing anything
 	without := fastest(fn, iters)
-	c, err := sampler.OpenUprobeCounter(t.Path, t.Offset, 0)
+	c, err := open()
 	if err != nil {
-		return 0, 0, fmt.Errorf("uprobe on %s: %w", f.Name(), err)
+		return 0, 0, err
 	}
-	// Closing the last event on a uprobe waits for the kernel's grace
-	// periods, 70-110 ms here: two such waits were most of what counting
-	// added to a short recording's wall time. Nothing calls the probed
-	// function again, so the close goes on aside.
-	defer func() { go c.Close() }()
+	defer done(c)
 	with := fastest(fn, iters)
-	if hits, err = c.Read(); err != nil {
+	hits, err := c.Read()
+	if err != nil {
 		return 0, 0, err
 	}
 	return (with - without) / time.Duration(iters), hits, nil

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -127,7 +126,6 @@ func (s *Session) TrialBreakpoints(specs []EventSpec, tids []int, window, early 
 	readTrial(t, leaders, len(specs), window, early, enough)
 	// Gone at once: no int3 to wait for.
 	t.Close()
-	runtime.KeepAlive(t)
 	return t, nil
 }
 
@@ -157,9 +155,7 @@ func readTrial(t *ProbeTrial, leaders []int, n int, window, early time.Duration,
 	if enough != nil && early > 0 && early < window {
 		time.Sleep(early)
 		sum()
-		if enough(t.Hits, t.CPU) {
-			window = early
-		} else {
+		if !enough(t.Hits, t.CPU) {
 			time.Sleep(window - early)
 		}
 	} else {

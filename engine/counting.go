@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/cctop/cctop/lang"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,6 +63,11 @@ type Plan struct {
 	limits   limits
 	mode     string        // ModeCPU, ModeOffCPU or ModeWall: what the time metric holds
 	refresh  time.Duration // Options.Refresh
+	// runtime is what cctop did to, or knows of, the target's language
+	// runtime, in a line for the header and summary ("": nothing);
+	// launch is the decision for a launched command (runtimes.go).
+	runtime string
+	launch  lang.Launch
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records

@@ -75,6 +75,12 @@ func doctorProcess(pid int, w io.Writer) error {
 	for _, st := range b.unwound.topStops(5) {
 		fmt.Fprintf(w, "%-20s     stop short in %s\n", "", st)
 	}
+	if plan.runtime != "" {
+		fmt.Fprintf(w, "%-20s     %s\n", "", plan.runtime)
+	}
+	for _, l := range b.jitRegionLines(threadNames(rec.sess), 3) {
+		fmt.Fprintf(w, "%-20s     %s\n", "", l)
+	}
 	return nil
 }
 

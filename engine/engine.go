@@ -44,6 +44,10 @@ type Options struct {
 	// samples alone (0: DefaultRefresh); what the user asks for is
 	// answered at once.
 	Refresh time.Duration
+	// KeepEnv launches the command with cctop's environment as it is:
+	// by default a CPython 3.12+ gets PYTHONPERFSUPPORT=1, so that its
+	// perf trampolines name Python functions (runtimes.go).
+	KeepEnv bool
 }
 
 // Triggers (Options.Trigger).
@@ -114,6 +118,7 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 	if err := planMode(cfg, plan, o.Mode); err != nil {
 		return nil, err
 	}
+	planRuntime(cfg, plan, o.KeepEnv)
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
 	plan.refresh = o.Refresh
 	plan.limits = limits{nodes: o.MaxNodes, log: o.MaxLog, symbols: o.SymbolBudget, namesOnly: o.NamesOnly}

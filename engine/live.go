@@ -162,6 +162,7 @@ func (l *Live) run(ctx context.Context) {
 		if l.flow != nil {
 			l.flow.close()
 		}
+		removePerfMaps(l.plan, l.b.res)
 	}()
 	l.publish()
 	var err error
@@ -430,7 +431,7 @@ func (l *Live) save(path string, p correct.Params) error {
 	rec := &Recording{sess: l.sess, b: l.b, plan: &plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
 	meta := profileMeta(l.sess.Config(), rec)
 	meta.Comments[0] = "cctop top"
-	return writeProfile(path, "pprof", l.b.tree, meta)
+	return writeProfile(path, "pprof", l.b.jitExported(), meta)
 }
 
 // exactCalls is the exact run's calls on the current tree's nodes: those
@@ -512,10 +513,11 @@ func (l *Live) publish() {
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
 			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, TriggerLost: triggerLost(l.plan.trigger, st.Lost-l.lostBase), State: state,
-			Waiting: uint64(l.b.parked.samples),
+			Waiting: uint64(l.b.parked.samples), Runtime: l.plan.runtime,
 		},
 	}
 	l.viewState.show(&snap, l)
+	l.b.showJIT(&snap)
 	if h := &snap.Header; h.DensityWhy != "" && l.arm.armed == nil && l.plan.auto && !l.arm.giveUp {
 		// The automatic counters arm after a warm-up: no count yet is
 		// no failure.

@@ -35,7 +35,7 @@ type liveFlow struct {
 	fromSamples bool
 
 	// The last result applied to the live tree.
-	tree  *cct.Tree // the tree it is of, and the fold count then
+	tree  *cct.Tree // the tree it is of, and its reshaped count then (folds, JIT renames)
 	folds int
 	w     []float64              // per node of tree, up to the tree's length then
 	extra map[cct.NodeID]float64 // the contexts it added to the tree
@@ -77,7 +77,7 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, 
 	f.running, f.started = true, time.Now()
 	// While no job runs: the runs are the jobs' to read.
 	f.x.beginPass(b.placeBranchRuns())
-	job := flowJob{tree: b.tree, folds: b.folds, n: b.tree.Len()}
+	job := flowJob{tree: b.tree, folds: b.reshaped, n: b.tree.Len()}
 	c := b.tree.Clone()
 	base = append([]float64(nil), base...)
 	go func() {
@@ -102,7 +102,7 @@ func (f *liveFlow) start(b *builder, base []float64, counts map[string]float64, 
 
 // collect applies a finished job to the live tree of b: the contexts its
 // copy gained are added, and its weights kept in the live tree's ids. A job
-// of a tree since replaced or folded is dropped.
+// of a tree since replaced, folded or renamed (builder.reshaped) is dropped.
 func (f *liveFlow) collect(b *builder) {
 	if !f.running {
 		return
@@ -115,7 +115,7 @@ func (f *liveFlow) collect(b *builder) {
 	}
 	f.running = false
 	f.ready.Store(false)
-	if job.tree != b.tree || job.folds != b.folds {
+	if job.tree != b.tree || job.folds != b.reshaped {
 		return
 	}
 	extra := map[cct.NodeID]float64{}
@@ -124,14 +124,14 @@ func (f *liveFlow) collect(b *builder) {
 			extra[id] += job.w[job.at[i]]
 		}
 	}
-	f.tree, f.folds, f.w, f.extra, f.stats = b.tree, b.folds, job.w[:job.n], extra, job.stats
+	f.tree, f.folds, f.w, f.extra, f.stats = b.tree, b.reshaped, job.w[:job.n], extra, job.stats
 }
 
 // weights is the corrected calls per node of b's tree: the last result,
 // and base where it has none (contexts newer than it), nil when there is
 // no result for this tree yet.
 func (f *liveFlow) weights(b *builder, base []float64) []float64 {
-	if f.tree != b.tree || f.folds != b.folds || f.w == nil {
+	if f.tree != b.tree || f.folds != b.reshaped || f.w == nil {
 		return nil
 	}
 	out := make([]float64, b.tree.Len())

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/tui"
@@ -29,6 +30,9 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 		c.Stops = append(c.Stops, tui.StackStop{Module: st.Module, Why: st.Why, Percent: st.Percent})
 	}
 	c.Memory = l.b.memoryLine()
+	if js := l.b.jitRegionLines(threads, 1); len(js) > 0 {
+		c.JIT = strings.TrimPrefix(js[0], "JIT code: ")
+	}
 	if o := l.b.off; o != nil {
 		src, _ := l.sess.OffCPU()
 		st := l.sess.Stats()

@@ -344,9 +344,11 @@ func (b *builder) settle(now uint64) {
 }
 
 // finish settles every thread up to now and gives the time still waiting
-// for a sampled interval to notSeen: the end of a recording.
+// for a sampled interval to notSeen: the end of a recording. JIT code is
+// named from the processes' perf maps as they are now (jitnames.go).
 func (b *builder) finish(now uint64) {
 	b.flushParked()
+	b.renameJIT(true)
 	if b.off == nil {
 		return
 	}

@@ -60,6 +60,13 @@ type builder struct {
 	maxNodes int
 	folds    int
 	folded   uint64 // contexts folded away, in all folds
+	// reshaped counts the passes that gave the nodes new ids (folds, JIT
+	// renames: remapNodes): per-node data of an older count is stale.
+	reshaped int
+	// jit names JIT code after the fact: a placeholder function per pc
+	// that no perf map named when sampled, renamed when one does
+	// (jitnames.go).
+	jit jitNames
 	// entries are the (module path, ELF address) of functions under a
 	// counting uprobe: a clock sample that lands on one of them has its
 	// caller in the stack word, not in the frame-pointer chain.
@@ -83,6 +90,9 @@ type builder struct {
 	// which takes records in the order they come.
 	deferLoads bool
 	parked     parking
+	// jitSeen counts the samples that run JIT code, per process
+	// (jitregions.go).
+	jitSeen jitRegions
 	// longest is the most time one batch took, in ns: while the builder
 	// works on one, the reader's queue fills.
 	longest uint64
@@ -140,6 +150,7 @@ func (b *builder) handle(batch *sampler.Batch) {
 			b.park(r)
 		}
 	}
+	b.jitAfterBatch(start)
 }
 
 // apply takes one record into the profile. It reports false, having
@@ -150,6 +161,7 @@ func (b *builder) apply(r *sampler.Record) bool {
 		return b.sample(r)
 	case sampler.KindComm:
 		if r.Exec() {
+			b.retireJIT(r.PID)
 			b.res.Exec(int(r.PID))
 		}
 	case sampler.KindMmap:
@@ -170,12 +182,16 @@ func (b *builder) apply(r *sampler.Record) bool {
 		// already, or refused, keeps its frames unnamed.
 		b.res.LoadProc(int(r.PID))
 	case sampler.KindGone:
+		b.retireJIT(r.PID)
 		b.res.Exit(int(r.PID))
 	case sampler.KindSwitch:
 		if b.off != nil {
 			b.switched(r)
 		}
 	case sampler.KindExit:
+		if r.PID == r.TID {
+			b.jitLeaderExited(r.PID)
+		}
 		if b.off != nil {
 			b.exitedThread(r)
 		}
@@ -234,6 +250,7 @@ func (b *builder) sample(r *sampler.Record) bool {
 		b.branches.add(r)
 	}
 	b.finishStack(nk, folded)
+	b.addJIT(r.PID, b.frames[nk:])
 	m := cct.Metrics{Samples: 1, Time: int64(r.Period)}
 	if b.off != nil && b.clock {
 		// On one time scale with the time off the CPU.
@@ -288,8 +305,10 @@ func (b *builder) frameStack(r *sampler.Record, deferred bool) (nk int, folded b
 		b.res.SetDeferred(true)
 		defer b.res.SetDeferred(false)
 	}
+	b.res.SetTime(r.Time) // JIT code a jitdump names is named as of then
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
+	b.jit.pid = r.PID // whose JIT code intern names
 	// The first address of each part is where the thread was interrupted;
 	// the others are return addresses, which point after their call
 	// instruction: step back one byte to land inside it.
@@ -380,6 +399,15 @@ func (b *builder) fold() {
 	}
 	b.folds++
 	b.folded += uint64(n)
+	b.remapNodes(remap)
+}
+
+// remapNodes moves what is kept per node besides the tree (the sample log,
+// exact calls, the baseline, the threads off the CPU) onto the nodes'
+// new ids, remap[old] the new id of each old node: after a fold, or a JIT
+// rename's merge (renameJIT).
+func (b *builder) remapNodes(remap []cct.NodeID) {
+	b.reshaped++
 	if w := b.weights; w != nil {
 		w.log.Remap(func(n int32) int32 { return int32(remap[n]) })
 		if len(w.exact) > 0 {
@@ -413,8 +441,13 @@ func (b *builder) fold() {
 // layer names every address of a mapped file, "[libfoo.so+0x1a2b0]" where
 // no symbol does; what comes unnamed is code with no file to read, grouped
 // per mapping ("[vdso]", "[heap]", "[memfd:jit]") or, outside any, as
-// "[unknown]", rather than one node per address.
+// "[unknown]", rather than one node per address. JIT code that no perf map
+// names yet has a placeholder per pc, shown as its mapping's name, until
+// one does (jitnames.go).
 func (b *builder) intern(f symbol.Frame) cct.FuncID {
+	if f.JIT {
+		return b.jitFunc(f)
+	}
 	ref := funcRef{module: unsafe.Pointer(unsafe.StringData(f.Module)), name: unsafe.Pointer(unsafe.StringData(f.Func)), ml: len(f.Module), nl: len(f.Func)}
 	e := &b.funcRefs[ref.slot()]
 	if e.name == ref.name && e.module == ref.module && e.ml == ref.ml && e.nl == ref.nl && e.name != nil {
@@ -443,6 +476,11 @@ func (b *builder) internName(f symbol.Frame) cct.FuncID {
 		default:
 			name = "[" + filepath.Base(f.Module) + "]"
 		}
+	}
+	if pf, ok := pyFunc(name, f.Module); ok {
+		id := b.tree.Intern(pf)
+		b.funcs[k] = id
+		return id
 	}
 	var sys string
 	// A PLT stub is named after the function it jumps to, "_ZdlPv@plt":

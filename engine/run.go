@@ -165,6 +165,7 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 	}
 	rec.elapsed = time.Since(start)
 	b.finish(monoNow())
+	removePerfMaps(plan, b.res)
 	if b.weights != nil {
 		b.weights.apply(b.tree, plan.params.Alpha)
 	}
@@ -334,6 +335,12 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 			fmt.Fprintf(w, "cctop: stacks stop short in %s\n", st)
 		}
 	}
+	if rec.plan != nil && rec.plan.runtime != "" {
+		fmt.Fprintf(w, "cctop: %s\n", rec.plan.runtime)
+	}
+	for _, p := range b.res.JITProblems() {
+		fmt.Fprintf(w, "cctop: jitdump %s\n", p)
+	}
 	if rec.plan != nil && rec.plan.unwind.mode != "" {
 		fmt.Fprintf(w, "cctop: %s\n", rec.plan.unwind)
 		if c := rec.plan.unwind.copied(b.stackBytes, b.samples); c != "" {
@@ -344,6 +351,12 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 		fmt.Fprintf(w, "cctop: control flow: %s (calls_flow/count)\n", f)
 	}
 	for _, l := range b.bounds() {
+		fmt.Fprintf(w, "cctop: %s\n", l)
+	}
+	for _, l := range b.jitRegionLines(threadNames(sess), 3) {
+		fmt.Fprintf(w, "cctop: %s\n", l)
+	}
+	for _, l := range b.jitLines(threadNames(sess)) {
 		fmt.Fprintf(w, "cctop: %s\n", l)
 	}
 	if o := b.off; o != nil {

@@ -221,6 +221,7 @@ func (r *Recording) Window() *Window { return r.window(r.procs, "cctop record") 
 // Window is the live profile as one window, for a push when the TUI quits.
 // Call it once Run has returned: it reads the aggregator's builder.
 func (l *Live) Window() *Window {
+	l.b.renameJIT(true) // the profile's end: no placeholder goes out
 	if l.b.weights != nil {
 		l.b.weights.apply(l.b.tree, l.viewState.params.Alpha)
 	}

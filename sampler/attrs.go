@@ -55,9 +55,7 @@ func (s *Session) buildAttrs() error {
 				a.Bits |= unix.PerfBitContextSwitch
 			}
 		}
-		if s.cfg.OffCPU {
-			useMonotonic(&a)
-		}
+		useMonotonic(&a)
 		if gi == 0 && s.cfg.NoGroupRead && len(g.Members) == 0 {
 			// Since Linux 6.12 an inherited event may read its group on
 			// every sample, but the scheduler then cannot swap two
@@ -207,8 +205,10 @@ func switchSampleAttrs(primary *groupAttrs) groupAttrs {
 
 // useMonotonic times a's records with CLOCK_MONOTONIC instead of the perf
 // clock, so that they compare with the times the wait probes take with
-// clock_gettime. Every event of every group must: records of different
-// clocks sort into nonsense.
+// clock_gettime and with the timestamps JIT runtimes write into their
+// jitdump files (code loaded at an address at a time: perf record -k mono
+// for the same reason). Every event of every group must: records of
+// different clocks sort into nonsense.
 func useMonotonic(a *unix.PerfEventAttr) {
 	a.Bits |= unix.PerfBitUseClockID
 	a.Clockid = unix.CLOCK_MONOTONIC

@@ -25,7 +25,7 @@ func TestOffCPUAttrs(t *testing.T) {
 		wantSwitchGroup      bool
 		wantClock, wantSwRec bool
 	}{
-		{name: "off"},
+		{name: "off", wantClock: true},
 		{name: "on", offCPU: true, wantSwitchGroup: true, wantClock: true, wantSwRec: true},
 		{name: "on, followed", offCPU: true, follow: true, wantSwitchGroup: true, wantClock: true, wantSwRec: true},
 		{name: "user only", offCPU: true, excludeK: true, wantClock: true, wantSwRec: true},

@@ -50,11 +50,6 @@ func (s *Session) ReconfigureWith(change func(*Config)) (*Batch, error) {
 	defer s.syncOffCPU()
 	prev := s.cfg
 	change(&s.cfg)
-	if s.cfg.OffCPU != prev.OffCPU {
-		// The records' clock changes (useMonotonic): the latest time
-		// seen, which made-up records take, starts again.
-		s.threads.now = 0
-	}
 	err := s.reopen()
 	if err == nil || errors.Is(err, ErrNoProcess) {
 		return b, err

@@ -27,7 +27,14 @@ const maxCodeChunks = 2048
 type codeCache struct {
 	chunks map[uint64][]byte
 	bytes  int64 // what chunks holds, counted in the module's acct
+	// setups is the offset of each function's first frame setup, by its
+	// start (pastSetup), noSetup for none.
+	setups map[uint64]int32
 }
+
+// maxSetups bounds a module's cache of frame setups; past it the cache
+// starts over.
+const maxSetups = 4096
 
 // openMapped opens the file behind m as process pid sees it: a deleted
 // file through /proc/PID/map_files (the one name that still reaches it),
@@ -46,13 +53,18 @@ func openMapped(pid int, m *Mapping) (*os.File, error) {
 }
 
 // readCode fills buf with the code at process address addr of pid, inside
-// mapping m, from m's file. It reports false when there is no file to read
-// (anonymous memory such as JIT code, the vdso, a file that is gone or was
-// replaced since it was mapped) or the bytes lie outside the mapping.
+// mapping m, from m's file, or from the process's memory where m is
+// anonymous memory (JIT code). It reports false when there is nothing to
+// read (the vdso, a file that is gone or was replaced since it was mapped,
+// memory of a process that is gone) or the bytes lie outside the mapping.
 func (r *Resolver) readCode(pid int, m *mapping, addr uint64, buf []byte) bool {
 	n := uint64(len(buf))
 	if addr < m.Start || addr > m.Limit || m.Limit-addr < n {
 		return false
+	}
+	if m.anon {
+		// No file: the code is read where it runs (memcode.go).
+		return r.readMemCode(pid, m, addr, buf)
 	}
 	mod := r.attach(pid, m)
 	// An empty module (no segments) is a file that could not be read or
@@ -60,11 +72,7 @@ func (r *Resolver) readCode(pid int, m *mapping, addr uint64, buf []byte) bool {
 	if mod == nil || len(mod.segs) == 0 || m.Path == vdsoPath || !strings.HasPrefix(m.Path, "/") {
 		return false
 	}
-	if mod.code == nil {
-		mod.code = &codeCache{chunks: make(map[uint64][]byte)}
-		mod.acct.add(int64(unsafe.Sizeof(*mod.code)))
-	}
-	cc := mod.code
+	cc := mod.codeCache()
 	off := addr - m.Start + m.Offset
 	for done := uint64(0); done < n; {
 		k := (off + done) / codeChunk
@@ -88,6 +96,15 @@ func (r *Resolver) readCode(pid int, m *mapping, addr uint64, buf []byte) bool {
 		done += uint64(copy(buf[done:], c[in:]))
 	}
 	return true
+}
+
+// codeCache is the module's cache of code, made on first use.
+func (mod *module) codeCache() *codeCache {
+	if mod.code == nil {
+		mod.code = &codeCache{chunks: make(map[uint64][]byte)}
+		mod.acct.add(int64(unsafe.Sizeof(*mod.code)))
+	}
+	return mod.code
 }
 
 // readChunk reads codeChunk bytes of m's file at off (fewer at its end,
@@ -133,6 +150,31 @@ func callBefore(code []byte) bool {
 	return false
 }
 
+// jumpBefore reports whether code, the bytes just before an address, ends
+// with an unconditional jump or a return: E9 rel32, EB rel8, FF /4 with
+// its operand, C3. Code after one is entered only by a jump to it, or
+// returned to: a runtime that pushes a return address and jumps (the JVM's
+// template interpreter pushes the return entry of its invoke bytecodes,
+// then jumps to the callee) returns to such an address, which follows no
+// call. Garbage seldom lands on one.
+func jumpBefore(code []byte) bool {
+	n := len(code)
+	switch {
+	case n >= 1 && code[n-1] == 0xc3:
+		return true
+	case n >= 2 && code[n-2] == 0xeb:
+		return true
+	case n >= 5 && code[n-5] == 0xe9:
+		return true
+	}
+	for l := 2; l <= 7 && l <= n; l++ {
+		if code[n-l] == 0xff && operandLen(code[n-l+1:], 4) == l-1 {
+			return true
+		}
+	}
+	return false
+}
+
 // directCall is the displacement of the direct call (E8 rel32) that code,
 // the bytes before a return address, ends with, if it does.
 func directCall(code []byte) (int32, bool) {
@@ -146,12 +188,15 @@ func directCall(code []byte) (int32, bool) {
 // modRMLen is the length of a ModRM operand of FF /2 that starts rest
 // (ModRM, SIB, displacement), or -1 when rest[0] is not such a ModRM or
 // rest is too short to hold what it asks for.
-func modRMLen(rest []byte) int {
+func modRMLen(rest []byte) int { return operandLen(rest, 2) }
+
+// operandLen is modRMLen for FF /reg: 2 call, 4 jmp.
+func operandLen(rest []byte, reg byte) int {
 	if len(rest) == 0 {
 		return -1
 	}
 	modrm := rest[0]
-	if (modrm>>3)&7 != 2 {
+	if (modrm>>3)&7 != reg {
 		return -1
 	}
 	mod, rm := modrm>>6, modrm&7

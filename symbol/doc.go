@@ -30,9 +30,9 @@
 // those no live process maps first, are then evicted and reloaded
 // transparently when a mapping needs them again (budget.go). MemStats
 // reports the modules, their bytes, evictions, reloads and processes;
-// what is tied to one process (its mappings, its JIT perf map) goes with
-// its Exit. ModuleInfo gives a module's build id and executable segment,
-// for exporters that describe mappings.
+// what is tied to one process (its mappings, its JIT perf map and
+// jitdump) goes with its Exit. ModuleInfo gives a module's build id and
+// executable segment, for exporters that describe mappings.
 //
 // PLT stubs are named "memcpy@plt" as perf names them (plt.go), and any
 // other address of a mapped file that nothing names "[module+0xOFFSET]",

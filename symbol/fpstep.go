@@ -82,6 +82,14 @@ func (r *Resolver) noCFIStep(pid int, p *proc, m *mapping, lookup uint64, exact 
 			case fp && exact && off == uint64(push)+1:
 				// RBP pushed, not yet set.
 				return r.returnStep(pid, p, lookup, cur, mem, 8)
+			case !fp && r.pastSetup(pid, m, lookup, start, addr):
+				// A function that sets its frame pointer up after some
+				// checks (a runtime's builtin, a shrink-wrapped
+				// function), at a pc past that setup: the frame pointer
+				// is its own, so a return address after a call of some
+				// other function is a tail call's (V8's builtins jump
+				// from one to the next), not a frame skipped.
+				return r.fpStep(pid, p, 0, cur, mem)
 			case !fp && exact && cur.R[RegSP]%16 == 8:
 				// A function without a frame pointer, interrupted with
 				// the stack as a call leaves it (the ABI keeps SP 16-byte
@@ -101,7 +109,114 @@ func (r *Resolver) noCFIStep(pid int, p *proc, m *mapping, lookup uint64, exact 
 			}
 		}
 	}
+	if m.anon {
+		if stop, ok, done := r.stubStep(pid, p, m, lookup, exact, cur, mem); done {
+			return stop, ok
+		}
+	}
 	return r.fpStep(pid, p, lookup, cur, mem)
+}
+
+// pastSetup reports whether lookup, at module address addr in the
+// function that starts at start, lies past the function's first frame
+// setup (findSetup), which is not at its start. The answer per function
+// is cached with the module's code.
+func (r *Resolver) pastSetup(pid int, m *mapping, lookup, start, addr uint64) bool {
+	mod := m.mod
+	if mod == nil || addr < start {
+		return false
+	}
+	cc := mod.codeCache()
+	setup, ok := cc.setups[start]
+	if !ok {
+		setup = noSetup
+		end := start + maxSetupScan
+		if _, e, ok := mod.funcRange(addr); ok && e > start {
+			end = min(end, e)
+		}
+		code := make([]byte, 0, 4096)
+		fstart := lookup - (addr - start)
+		for at := uint64(0); at < end-start && setup == noSetup; {
+			n := min(uint64(4096), end-start-at)
+			// Overlap the pieces by 3 bytes so that no setup is cut.
+			code = code[:n]
+			if !r.readCode(pid, m, fstart+at, code) {
+				break
+			}
+			if i := findSetup(code); i != noSetup {
+				setup = int32(at) + int32(i)
+			}
+			if n <= 3 {
+				break
+			}
+			at += n - 3
+		}
+		if len(cc.setups) >= maxSetups {
+			mod.acct.add(-int64(len(cc.setups)) * setupEntry)
+			cc.setups = nil
+		}
+		if cc.setups == nil {
+			cc.setups = make(map[uint64]int32)
+		}
+		cc.setups[start] = setup
+		mod.acct.add(setupEntry)
+	}
+	// The mov %rsp,%rbp ends 4 bytes past the setup's start.
+	return setup > 0 && addr >= start+uint64(setup)+4
+}
+
+// stubStep unwinds a frame in anonymous memory at lookup whose start a
+// perf map or jitdump gives, when its code from there to lookup is a
+// stub's prologue (stubFrame). done is false where it cannot tell.
+func (r *Resolver) stubStep(pid int, p *proc, m *mapping, lookup uint64, exact bool, cur *cfi.Regs, mem *stackMem) (stop UnwindStop, ok, done bool) {
+	start, found := r.jitStart(pid, p, lookup)
+	if !found || start < m.Start || lookup < start {
+		return 0, false, false
+	}
+	pc := lookup - start
+	if !exact {
+		pc++ // the return address
+	}
+	if pc > maxStubBytes {
+		return 0, false, false
+	}
+	var code [maxStubBytes]byte
+	n := min(uint64(maxStubBytes), m.Limit-start)
+	if !r.readCode(pid, m, start, code[:n]) {
+		return 0, false, false
+	}
+	s, known := stubFrame(code[:n], int(pc), exact)
+	if !known {
+		// Longer code that begins with the frame-pointer prologue
+		// (V8's, the JVM's with -XX:+PreserveFramePointer), past it:
+		// the frame pointer is its own, as in pastSetup.
+		if push, fp := fpPrologue(code[:n]); fp && pc > uint64(push)+4 {
+			stop, ok = r.fpStep(pid, p, 0, cur, mem)
+			return stop, ok, true
+		}
+		return 0, false, false
+	}
+	if s.fp {
+		stop, ok = r.fpStep(pid, p, 0, cur, mem)
+		return stop, ok, true
+	}
+	sp := cur.R[RegSP]
+	ra, rok := mem.read(sp + s.frame)
+	if !rok || ra == 0 || !r.afterCall(pid, p, ra, 0) {
+		return StopFPCheck, false, true
+	}
+	var out cfi.Regs
+	out.Set(RegPC, ra)
+	out.Set(RegSP, sp+s.frame+8)
+	if s.savedRBP {
+		if bp, ok := mem.read(sp + s.rbp); ok {
+			out.Set(RegFP, bp)
+		}
+	} else if bp, ok := cur.Get(RegFP); ok {
+		out.Set(RegFP, bp)
+	}
+	*cur = out
+	return 0, true, true
 }
 
 // fpPrologue looks at a function's first bytes: the offset of its push
@@ -146,7 +261,9 @@ func (r *Resolver) returnStep(pid int, p *proc, pc uint64, cur *cfi.Regs, mem *s
 }
 
 // fpStep unwinds the frame at pc by its frame pointer, validated: the caller's return address
-// is above the saved frame pointer it points at.
+// is above the saved frame pointer it points at. pc is 0 where the frame is
+// known to own its frame pointer, and a direct call before the return
+// address need not target the frame's function (afterCall).
 func (r *Resolver) fpStep(pid int, p *proc, pc uint64, cur *cfi.Regs, mem *stackMem) (UnwindStop, bool) {
 	bp, ok := cur.Get(RegFP)
 	if !ok || bp == 0 {
@@ -235,6 +352,11 @@ func (r *Resolver) afterCall(pid int, p *proc, ra, pc uint64) bool {
 		}
 	}
 	if callBefore(buf[:n]) {
+		return true
+	}
+	if m.anon && jumpBefore(buf[:n]) {
+		// JIT code (read from memory): a return address a runtime
+		// pushed before jumping (jumpBefore).
 		return true
 	}
 	// A signal handler returns to the signal trampoline (__restore_rt),

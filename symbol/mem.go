@@ -81,11 +81,12 @@ const (
 
 // Per-entry costs of the caches keyed by address or offset.
 var (
-	addrEntry = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof([]Frame(nil)))
-	ruleEntry = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof(cachedRule{}))
-	codeEntry = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof([]byte(nil)))
-	nameEntry = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof(""))
-	dieEntry  = mapEntry(unsafe.Sizeof(dwarf.Offset(0)) + unsafe.Sizeof(""))
+	addrEntry  = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof([]Frame(nil)))
+	ruleEntry  = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof(cachedRule{}))
+	codeEntry  = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof([]byte(nil)))
+	setupEntry = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof(int32(0)))
+	nameEntry  = mapEntry(unsafe.Sizeof(uint64(0)) + unsafe.Sizeof(""))
+	dieEntry   = mapEntry(unsafe.Sizeof(dwarf.Offset(0)) + unsafe.Sizeof(""))
 	// keyEntry is one entry of the cache's indexes (byFile, byBuild,
 	// byPath).
 	keyEntry = mapEntry(unsafe.Sizeof(fileKey{}) + unsafe.Sizeof((*module)(nil)))

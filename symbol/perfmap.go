@@ -30,6 +30,9 @@ import (
 // into another code region stays one node.
 const jitModule = "[jit]"
 
+// JITModule is the Module of frames a perf map or jitdump named.
+const JITModule = jitModule
+
 const (
 	// maxPerfMapEntries bounds one process's table. A JIT that runs for
 	// days logs every function it ever compiled; past the bound the table
@@ -234,6 +237,7 @@ type perfMapParser struct {
 	batch    []jitSym // parsed lines not yet merged, in file order
 	partial  []byte   // the incomplete last line
 	skipping bool     // in a line longer than maxPerfMapLine: drop up to its newline
+	lines    uint64   // lines parsed, all told
 }
 
 func (p *perfMapParser) feed(b []byte) {
@@ -270,6 +274,7 @@ func (p *perfMapParser) line(b []byte) {
 		return
 	}
 	p.batch = append(p.batch, s)
+	p.lines++
 	if len(p.batch) >= perfMapBatch {
 		p.flush()
 	}
@@ -368,13 +373,17 @@ func cleanName(b []byte) string {
 // file that was replaced or truncated is read again from the start.
 type perfMap struct {
 	paths   []string    // where the file may be, in order of preference
+	name    string      // the file as the process names it (PerfMap.Path)
 	file    os.FileInfo // the file read so far; nil before the first
+	at      int         // the index in paths file was found at
 	off     int64       // bytes of file consumed (parsed or held as partial)
 	parser  perfMapParser
 	checked time.Time     // last refresh; zero before the first
 	every   time.Duration // minimum time between refreshes
 	now     func() time.Time
 	hits    uint // lookups answered, to space out clock reads
+	// version changes whenever a refresh changes the table (PerfMap.Version).
+	version uint64
 }
 
 // newPerfMap finds pid's perf map the way the JIT named it: inside its
@@ -383,11 +392,13 @@ type perfMap struct {
 // followed (the process is gone, or we lack the permission).
 func newPerfMap(pid int) *perfMap {
 	p := strconv.Itoa(pid)
+	name := "/tmp/perf-" + strconv.Itoa(nsPID(pid)) + ".map"
 	return &perfMap{
 		paths: []string{
-			"/proc/" + p + "/root/tmp/perf-" + strconv.Itoa(nsPID(pid)) + ".map",
+			"/proc/" + p + "/root" + name,
 			"/tmp/perf-" + p + ".map",
 		},
+		name:  name,
 		every: perfMapRecheck,
 		now:   time.Now,
 	}
@@ -447,7 +458,7 @@ const hitsPerCheck = 16
 
 // refresh reads what was appended to the file since the last refresh.
 func (m *perfMap) refresh() {
-	path, fi := m.stat()
+	at, path, fi := m.stat()
 	if fi == nil {
 		// Not there (yet, or any more: a JIT may remove it at exit).
 		// What was read stays valid for the code still being sampled.
@@ -456,6 +467,13 @@ func (m *perfMap) refresh() {
 	if m.file != nil && os.SameFile(m.file, fi) && fi.Size() == m.off {
 		return // nothing new: the common case, one lstat
 	}
+	if m.file != nil && at > m.at && !os.SameFile(m.file, fi) {
+		// The file read before is out of reach where it was found (the
+		// process is gone, and /proc/PID/root with it): another file at
+		// a fallback path is another namespace's, not this process's.
+		return
+	}
+	lines := m.parser.lines
 	// The target controls this path: do not follow a symlink it planted,
 	// and do not block on a FIFO.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
@@ -469,9 +487,12 @@ func (m *perfMap) refresh() {
 	if m.file == nil || !os.SameFile(m.file, fi) || fi.Size() < m.off {
 		// Another file, or this one truncated: its lines describe
 		// another process image (or the JIT started over).
-		m.off, m.parser = 0, perfMapParser{}
+		m.off, m.parser, lines = 0, perfMapParser{}, 0
+		if m.file != nil {
+			m.version++ // the old table is gone
+		}
 	}
-	m.file = fi
+	m.file, m.at = fi, at
 	buf := make([]byte, 64<<10)
 	for read := 0; read < maxPerfMapRead; {
 		n, err := f.ReadAt(buf, m.off)
@@ -483,14 +504,123 @@ func (m *perfMap) refresh() {
 		}
 	}
 	m.parser.flush()
+	if m.parser.lines != lines {
+		m.version++
+	}
 }
 
-// stat returns the first of m.paths that is a regular file.
-func (m *perfMap) stat() (string, os.FileInfo) {
-	for _, p := range m.paths {
+// stat returns the first of m.paths that is a regular file, and its index.
+func (m *perfMap) stat() (int, string, os.FileInfo) {
+	for i, p := range m.paths {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			return p, fi
+			return i, p, fi
 		}
 	}
-	return "", nil
+	return 0, "", nil
+}
+
+// unnamedJIT marks what lookup appended for pc in anonymous memory,
+// dst[n:], as JIT code a perf map may name later (Frame.JIT) when it is
+// one frame without a name: a file-backed anonymous mapping (a memfd)
+// whose file names nothing. Its Addr becomes the pc, by which a perf map
+// names code.
+func unnamedJIT(dst []Frame, n int, pc uint64) []Frame {
+	if len(dst) == n+1 && dst[n].Func == "" {
+		dst[n].JIT, dst[n].Addr = true, pc
+	}
+	return dst
+}
+
+// PerfMap is a process's perf map as the resolver has read it, for naming
+// after the fact the pcs that no map named when they were sampled
+// (Frame.JIT): runtimes write their maps late, the JVM with
+// -XX:+DumpPerfMapAtExit only as it exits. The zero PerfMap, of a process
+// that never ran anonymous code, names nothing.
+//
+// It belongs to the resolver's goroutine, as the resolver does. It stays
+// usable after the process's exit or exec (Exit, Exec), which drop the
+// resolver's own: whoever took it before reads the map's last lines after.
+type PerfMap struct{ m *perfMap }
+
+// PerfMap is pid's perf map, opened by the first lookup in its anonymous
+// memory; the zero PerfMap when there was none.
+func (r *Resolver) PerfMap(pid int) PerfMap {
+	if p := r.procs[pid]; p != nil && p.jit != nil {
+		return PerfMap{p.jit}
+	}
+	return PerfMap{}
+}
+
+// maxFinalReads bounds Refresh(true): the file is taken in maxPerfMapRead
+// bytes at a time.
+const maxFinalReads = 64
+
+// Refresh reads what the map's file gained since it was last read: at
+// most once per recheck interval, as lookups do, or with now at once and
+// to the end of the file (the process ended, or the profile is being
+// written). The clock and the file are all it touches.
+func (pm PerfMap) Refresh(now bool) {
+	m := pm.m
+	if m == nil {
+		return
+	}
+	t := m.now()
+	if !now && !m.checked.IsZero() && t.Sub(m.checked) < m.every {
+		return
+	}
+	m.checked = t
+	for range maxFinalReads {
+		file, off := m.file, m.off
+		m.refresh()
+		if !now || (m.file == file && m.off == off) {
+			return
+		}
+	}
+}
+
+// Version changes whenever a read changes the map's table: a caller that
+// keeps the last one it saw knows cheaply whether the map names more.
+func (pm PerfMap) Version() uint64 {
+	if pm.m == nil {
+		return 0
+	}
+	return pm.m.version
+}
+
+// Frame names pc from the map as read so far, with no I/O: the frame
+// Lookup gives JIT code that a perf map names.
+func (pm PerfMap) Frame(pc uint64) (Frame, bool) {
+	if pm.m == nil {
+		return Frame{}, false
+	}
+	name, ok := pm.m.parser.syms.find(pc)
+	if !ok {
+		return Frame{}, false
+	}
+	return Frame{Func: name, Module: jitModule, Addr: pc}, true
+}
+
+// Path is the map's file as the process names it, /tmp/perf-PID.map with
+// PID as its own namespace numbers it, whether or not it was found.
+func (pm PerfMap) Path() string {
+	switch {
+	case pm.m == nil:
+		return ""
+	case pm.m.name != "":
+		return pm.m.name
+	case len(pm.m.paths) > 0:
+		return pm.m.paths[len(pm.m.paths)-1]
+	}
+	return ""
+}
+
+// Found reports whether the map's file was found and read.
+func (pm PerfMap) Found() bool { return pm.m != nil && pm.m.file != nil }
+
+// Entries is how many ranges of code the map names.
+func (pm PerfMap) Entries() int {
+	if pm.m == nil {
+		return 0
+	}
+	return len(pm.m.parser.syms)
 }

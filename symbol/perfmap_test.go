@@ -490,7 +490,7 @@ func TestJITPerfMap(t *testing.T) {
 	// inherits the mapping; exec and exit drop the parent's.
 	child := 1<<22 + 7 // above the largest pid_max: no such process
 	r.Fork(c.pid, child)
-	if f := lookup1(r, child, c.addrs["second"]); f != (Frame{Addr: c.addrs["second"]}) {
+	if f := lookup1(r, child, c.addrs["second"]); f != (Frame{Addr: c.addrs["second"], JIT: true}) {
 		t.Errorf("forked child named by its parent's perf map: %+v", f)
 	}
 	r.Exec(c.pid)
@@ -537,5 +537,98 @@ func TestAnonCode(t *testing.T) {
 		if got := anonCode(path); got != want {
 			t.Errorf("anonCode(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// TestPerfMapLate: a pc of anonymous code that no perf map names comes
+// back marked JIT, by its pc; the process's PerfMap names it once the map
+// is written, late, and stays usable after the process's exit. A read
+// waits for the recheck interval unless asked to read now, and Version
+// moves only when the table changes.
+func TestPerfMapLate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "perf-7.map")
+	const pid = 1<<22 + 11 // above the largest pid_max: no such process
+	r := NewResolver()
+	r.AddMapping(pid, Mapping{Start: 0x10000, Limit: 0x20000, Path: "//anon"})
+	r.AddMapping(pid, Mapping{Start: 0x30000, Limit: 0x31000, Path: "[vsyscall]"})
+	if pm := r.PerfMap(pid); pm != (PerfMap{}) || pm.Path() != "" || pm.Found() {
+		t.Fatalf("a perf map before any lookup in anonymous code: %+v", pm)
+	}
+	now := time.Now()
+	r.procs[pid].jit = &perfMap{paths: []string{path}, name: "/tmp/perf-7.map", every: time.Second,
+		now: func() time.Time { return now }}
+	if f := lookup1(r, pid, 0x10040); f != (Frame{Module: "//anon", Addr: 0x10040, JIT: true}) {
+		t.Errorf("unnamed JIT pc: %+v", f)
+	}
+	if f := lookup1(r, pid, 0x30010); f.JIT || f.Module != "[vsyscall]" {
+		t.Errorf("a pseudo mapping is no JIT code: %+v", f)
+	}
+	pm := r.PerfMap(pid)
+	if pm.Path() != "/tmp/perf-7.map" || pm.Found() || pm.Entries() != 0 {
+		t.Errorf("before the file: path %q, found %v, %d entries", pm.Path(), pm.Found(), pm.Entries())
+	}
+	v0 := pm.Version()
+	if err := os.WriteFile(path, []byte("10000 80 late_fn\n10100 10 other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pm.Refresh(false) // the lookup just checked: within the interval
+	if _, ok := pm.Frame(0x10040); ok || pm.Version() != v0 {
+		t.Errorf("read within the recheck interval")
+	}
+	r.Exit(pid) // the handle outlives the process
+	pm.Refresh(true)
+	f, ok := pm.Frame(0x10040)
+	if !ok || f != (Frame{Func: "late_fn", Module: jitModule, Addr: 0x10040}) {
+		t.Errorf("Frame(0x10040) = %+v, %v", f, ok)
+	}
+	if _, ok := pm.Frame(0x10100); ok {
+		t.Error("a half-written line names code")
+	}
+	v1 := pm.Version()
+	if v1 == v0 || !pm.Found() || pm.Entries() != 1 {
+		t.Errorf("after the read: version %d (was %d), found %v, %d entries", v1, v0, pm.Found(), pm.Entries())
+	}
+	pm.Refresh(true)
+	if pm.Version() != v1 {
+		t.Error("version moved with nothing new")
+	}
+	f2, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2.WriteString("_fn\n")
+	f2.Close()
+	now = now.Add(2 * time.Second)
+	pm.Refresh(false)
+	if f, ok := pm.Frame(0x10105); !ok || f.Func != "other_fn" || pm.Version() == v1 {
+		t.Errorf("after the rest of the line: %+v, %v, version %d", f, ok, pm.Version())
+	}
+	if f, ok := (PerfMap{}).Frame(0x10040); ok || f != (Frame{}) {
+		t.Error("the zero PerfMap names code")
+	}
+}
+
+// TestPerfMapFallbackGuard: once a map was read where the process's root
+// shows it, a different file at the fallback path (the host's /tmp, once
+// the process and its /proc/PID/root are gone) is not taken for it.
+func TestPerfMapFallbackGuard(t *testing.T) {
+	dir := t.TempDir()
+	inner, host := filepath.Join(dir, "root-perf-9.map"), filepath.Join(dir, "host-perf-9.map")
+	os.WriteFile(inner, []byte("1000 10 inner_fn\n"), 0o644)
+	os.WriteFile(host, []byte("1000 10 host_fn\n"), 0o644)
+	m := &perfMap{paths: []string{inner, host}, now: time.Now}
+	pm := PerfMap{m}
+	pm.Refresh(true)
+	os.Remove(inner)
+	pm.Refresh(true)
+	if f, _ := pm.Frame(0x1000); f.Func != "inner_fn" {
+		t.Errorf("after the process's root went: %q", f.Func)
+	}
+	// A map never read before may be found at the fallback path.
+	pm = PerfMap{&perfMap{paths: []string{inner, host}, now: time.Now}}
+	pm.Refresh(true)
+	if f, _ := pm.Frame(0x1000); f.Func != "host_fn" {
+		t.Errorf("fallback path: %q", f.Func)
 	}
 }

@@ -29,6 +29,10 @@ type Frame struct {
 	// Unnamed: no symbol covers the address, and Func is the placeholder
 	// "[module+0xOFFSET]" (unnamed.go).
 	Unnamed bool
+	// JIT: code in anonymous memory that no perf map names yet; Func is
+	// empty and Addr is the pc. A later read of the process's perf map
+	// may name it (PerfMap).
+	JIT bool
 }
 
 // Resolver maps (pid, pc) to frames. It is NOT safe for concurrent use: it is
@@ -38,8 +42,11 @@ type Frame struct {
 // whole.
 type Resolver struct {
 	procs map[int]*proc
-	mods  moduleCache
-	paths map[string]string // interned mapping paths: thousands of processes map the same libraries
+	// perfMapPIDs are the processes whose perf maps were looked for, in
+	// order, bounded (PerfMapPIDs).
+	perfMapPIDs []int
+	mods        moduleCache
+	paths       map[string]string // interned mapping paths: thousands of processes map the same libraries
 	// livePaths is how many paths the live processes mapped when paths
 	// was last rebuilt from them (reintern).
 	livePaths int
@@ -53,6 +60,8 @@ type Resolver struct {
 	steps stepCache   // CFI rules by pid and pc, each of a generation
 
 	loads loads // modules being loaded on other goroutines (loads.go)
+
+	dumps jitDumps // the sample's time, the problems of jitdumps read (jitdump.go)
 }
 
 // Generation changes whenever an answer of Lookup may no longer hold: a
@@ -68,6 +77,9 @@ type proc struct {
 	// anonymous code. A forked child starts without one: it writes its
 	// own file, under its own pid, if it compiles anything.
 	jit *perfMap
+	// dump is the process's jitdump (jitdump.go), read from when its
+	// marker mapping is seen; nil without one.
+	dump *jitDump
 }
 
 type mapping struct {
@@ -75,6 +87,10 @@ type mapping struct {
 	mod    *module // nil for mappings with nothing to read (anonymous, [vsyscall], ...)
 	loaded bool    // mod has been resolved (possibly to nil)
 	anon   bool    // anonCode(Path): JIT code a perf map may name
+	// mem caches code read from the process's memory for the unwinder's
+	// checks, where there is no file (memcode.go); a mapping made anew
+	// over the range starts without it.
+	mem *memCode
 }
 
 func newMapping(m Mapping) mapping { return mapping{Mapping: m, anon: anonCode(m.Path)} }
@@ -122,6 +138,7 @@ func (r *Resolver) LoadProc(pid int) error {
 			m.mod, m.loaded = r.vdsoModule(pid, &m.Mapping), true
 		}
 	}
+	r.loadJITDumps(pid, r.procs[pid], p)
 	r.procs[pid] = p
 	r.gen++
 	return nil
@@ -144,6 +161,7 @@ func (r *Resolver) AddMapping(pid int, m Mapping) {
 		r.procs[pid] = p
 	}
 	p.maps = insertMapping(p.maps, newMapping(m))
+	r.noteJITDump(pid, p, m)
 	r.gen++
 }
 
@@ -163,6 +181,7 @@ func (r *Resolver) Fork(ppid, pid int) {
 // one arrives as MMAP2 records.
 func (r *Resolver) Exec(pid int) {
 	r.gen++
+	r.retireJITDump(pid)
 	if p := r.procs[pid]; p != nil {
 		// The new image's JIT, if any, starts a new perf map; the
 		// old one's names describe code that is gone.
@@ -176,6 +195,7 @@ func (r *Resolver) Exec(pid int) {
 // other processes; under a budget, those no live process maps are the
 // first evicted (budget.go).
 func (r *Resolver) Exit(pid int) {
+	r.retireJITDump(pid)
 	delete(r.procs, pid)
 	r.gen++
 	if len(r.paths) > 2*r.livePaths+1024 {
@@ -236,9 +256,13 @@ func (r *Resolver) lookup(pid int, pc uint64, dst []Frame) ([]Frame, *module) {
 		return append(dst, Frame{Addr: pc}), nil
 	}
 	if m.anon {
+		if dst, ok := r.jitDumpLookup(p, pc, dst); ok {
+			return dst, nil
+		}
 		// JIT code: only the process's perf map can name it.
 		if p.jit == nil {
 			p.jit = newPerfMap(pid)
+			r.notePerfMap(pid)
 		}
 		if name, ok := p.jit.lookup(pc); ok {
 			return append(dst, Frame{Func: name, Module: jitModule, Addr: pc}), nil
@@ -250,8 +274,9 @@ func (r *Resolver) lookup(pid int, pc uint64, dst []Frame) ([]Frame, *module) {
 		// Anonymous executable memory that no perf map names, and pseudo
 		// mappings: no file to read, so the absolute pc is the only
 		// stable name.
-		return append(dst, Frame{Module: m.Path, Addr: pc}), nil
+		return append(dst, Frame{Module: m.Path, Addr: pc, JIT: m.anon}), nil
 	}
+	n := len(dst)
 	off := pc - m.Start + m.Offset
 	if addr, ok := offsetToVaddr(mod.segs, off); ok {
 		dst = mod.frames(addr, m.Path, dst)
@@ -262,7 +287,7 @@ func (r *Resolver) lookup(pid int, pc uint64, dst []Frame) ([]Frame, *module) {
 		r.trim()
 	}
 	if m.anon {
-		return dst, nil
+		return unnamedJIT(dst, n, pc), nil
 	}
 	return dst, mod
 }

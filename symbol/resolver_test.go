@@ -89,8 +89,8 @@ func TestForkExecExit(t *testing.T) {
 
 // TestLookupUnreadable: mappings whose file cannot be opened have no
 // symbols but are named by module and file offset; pseudo and anonymous
-// mappings keep the pc, or the offset in a device mapped as anonymous
-// memory.
+// mappings keep the pc, anonymous ones (a device mapped as anonymous
+// memory too) marked as JIT code a perf map may name later.
 func TestLookupUnreadable(t *testing.T) {
 	r := NewResolver()
 	r.AddMapping(5, mp(0x10000, 0x20000, 0x3000, "/nonexistent/lib.so"))
@@ -102,8 +102,8 @@ func TestLookupUnreadable(t *testing.T) {
 		want Frame
 	}{
 		{0x10010, Frame{Func: "[lib.so+0x3010]", Module: "/nonexistent/lib.so", Addr: 0x3010, Unnamed: true}},
-		{0x50010, Frame{Module: "/dev/zero (deleted)", Addr: 0x10}},
-		{0x30010, Frame{Module: "", Addr: 0x30010}},
+		{0x50010, Frame{Module: "/dev/zero (deleted)", Addr: 0x50010, JIT: true}},
+		{0x30010, Frame{Module: "", Addr: 0x30010, JIT: true}},
 		{0x40010, Frame{Module: "[vsyscall]", Addr: 0x40010}},
 		{0x20000, Frame{Addr: 0x20000}},
 	} {

@@ -283,6 +283,13 @@ func (r *Resolver) step(pid int, p *proc, lookup uint64, cur *cfi.Regs, mem *sta
 			}
 		}
 	}
+	if m != nil && m.anon {
+		// JIT code: the unwinding information its jitdump gives, if any
+		// (not cached: the code at pc depends on the sample's time).
+		if rule, ok := r.jitDumpRule(p, lookup); ok {
+			return applyRule(&rule, cur, mem, signal)
+		}
+	}
 	if m == nil || m.Path == uprobesPath {
 		// In no mapping at all: the pc is garbage, not JIT code. Or in
 		// the page where uprobes single-step the instruction they

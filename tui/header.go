@@ -259,6 +259,10 @@ func (hb *headerBar) items() []item {
 		its = append(its, fact(lineStacks, prioWarning, "log dropped", count(h.LogDropped)).warnIf(true))
 	}
 
+	if h.Runtime != "" {
+		rt := printable(h.Runtime)
+		its = append(its, text(lineStacks, prioCorrection, "", rt, min(len(rt), 24), func(w int) string { return cutClauses(rt, ';', w) }).flowing())
+	}
 	if h.Trigger != "" {
 		tr := printable(h.Trigger)
 		if h.TriggerLost > 0 {

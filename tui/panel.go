@@ -116,6 +116,10 @@ func (p *countersPanel) lines() []string {
 	if c.Memory != "" {
 		memLines = take()
 	}
+	jitLines := 0
+	if c.JIT != "" {
+		jitLines = take()
+	}
 	counterLines = more(counterLines, len(p.counterLines(0)))
 	counted := hasPoints(c.Density)
 	if counted {
@@ -125,6 +129,7 @@ func (p *countersPanel) lines() []string {
 	stopsLines = more(stopsLines, len(p.stopsLines(0)))
 	offLines = more(offLines, len(p.offCPULines(0)))
 	memLines = more(memLines, len(p.memoryLines(0)))
+	jitLines = more(jitLines, len(p.labelled("JIT", c.JIT, 0)))
 
 	out := p.counterLines(counterLines)
 	if paramsLines > 0 {
@@ -151,6 +156,9 @@ func (p *countersPanel) lines() []string {
 	}
 	if memLines > 0 {
 		out = append(out, p.memoryLines(memLines)...)
+	}
+	if jitLines > 0 {
+		out = append(out, p.labelled("JIT", c.JIT, jitLines)...)
 	}
 	return out
 }

@@ -53,6 +53,10 @@ type Counters struct {
 	// parts: the tree, the sample log, the symbol tables against their
 	// budget ("": not known).
 	Memory string
+	// JIT is what the target runs of code that lives only in memory and
+	// what names it (a perf map, a jitdump, nothing and the fix), for its
+	// busiest process ("": none sampled).
+	JIT string
 }
 
 // StackStop is a place where truncated stacks stop: the module of their
@@ -136,6 +140,11 @@ type Header struct {
 	// for nowhere. ExportWarn: it is failing.
 	Export     string
 	ExportWarn bool
+	// Runtime is what cctop did to or knows of the target's language
+	// runtime, e.g. "python 3.12: perf trampolines on (cctop set
+	// PYTHONPERFSUPPORT=1; ...)", or how to get its functions named; ""
+	// for nothing to say.
+	Runtime string
 	// File is what a saved profile says of itself; nil for a live
 	// session. A file's header shows the live-only facts (rate,
 	// threads, unwound, the corrections) only where it carries them.

@@ -83,6 +83,16 @@ func loadSections(f *elf.File, debugFrame bool) (*Table, error) {
 	return load(in), nil
 }
 
+// FromEHFrame indexes the FDEs of raw .eh_frame bytes that, mapped, would
+// start at address vaddr: the base of their pcrel pointers, so the table's
+// pcs are the addresses the entries' encoded pointers name there. It is for
+// CFI that has no ELF file around it, such as the unwinding information a
+// JIT runtime writes into its jitdump. Malformed entries are dropped, as
+// Load drops them; the table keeps eh, which the caller must not modify.
+func FromEHFrame(eh []byte, vaddr uint64) *Table {
+	return load(input{eh: eh, ehAddr: vaddr, addrSize: 8})
+}
+
 // sectionData returns the contents and address of a section with data.
 // A separate debug file keeps .eh_frame as SHT_NOBITS: that is no CFI.
 func sectionData(f *elf.File, name string) ([]byte, uint64, error) {

@@ -54,11 +54,10 @@ func ForLaunch(path string, argv, env []string, keep bool) Launch {
 		name += " " + v.String()
 	}
 	if v.Major > 0 && !v.AtLeast(3, 12) {
-		l.Note = name + ": no perf trampolines before 3.12; Python functions show as the interpreter's frames"
-		return l
+		return l // no trampolines before 3.12
 	}
 	if asked := trampolinesAsked(argv, env); asked != "" {
-		l.Note = name + ": perf trampolines on (" + asked + ")"
+		l.Note = name + ": perf trampolines on; " + asked
 		return l
 	}
 	if keep {
@@ -67,9 +66,9 @@ func ForLaunch(path string, argv, env []string, keep bool) Launch {
 	}
 	l.Env = append(append([]string(nil), env...), envPerf+"=1")
 	l.PerfMap = true
-	l.Note = fmt.Sprintf("%s: perf trampolines on (cctop set %s=1; --keep-env leaves the environment alone)", name, envPerf)
+	l.Note = fmt.Sprintf("%s: perf trampolines on; cctop set %s=1 (--keep-env leaves the environment alone)", name, envPerf)
 	if v.Major == 0 {
-		l.Note = "python: " + envPerf + "=1 set for its perf trampolines (3.12+; --keep-env leaves the environment alone)"
+		l.Note = "python: perf trampolines on if 3.12+; cctop set " + envPerf + "=1 (--keep-env leaves the environment alone)"
 	}
 	return l
 }

@@ -143,13 +143,21 @@ static void move(uint64_t from, uint64_t to, uint64_t index) {
 
 static double phase = 1.0;
 
+// cpu is the thread's CPU time: each phase runs for as much CPU, so the
+// three have a third of the samples each however busy the machine is.
+static uint64_t cpu(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
 // The callers say the phase; noinline keeps them frames of their own.
 // Their loops differ by a constant, so that gcc does not fold them into
 // one function (-fipa-icf).
 #define PHASE(fn, n)                                                          \
 	__attribute__((noinline)) static void fn(spinfn f) {                  \
-		uint64_t end = now() + (uint64_t)(phase * 1e9);                \
-		while (now() < end)                                           \
+		uint64_t end = cpu() + (uint64_t)(phase * 1e9);                \
+		while (cpu() < end)                                           \
 			f(n);                                                 \
 		__asm__ volatile("" ::: "memory");                            \
 	}

@@ -261,7 +261,20 @@ func (hb *headerBar) items() []item {
 
 	if h.Runtime != "" {
 		rt := printable(h.Runtime)
-		its = append(its, text(lineStacks, prioCorrection, "", rt, min(len(rt), 24), func(w int) string { return cutClauses(rt, ';', w) }).flowing())
+		fit := func(w int) string {
+			if ansi.StringWidth(rt) <= w {
+				return rt
+			}
+			if s := cutClauses(rt, ';', w); s != "" {
+				return s
+			}
+			return cutFree(rt, w)
+		}
+		// At least its first clause ("python 3.12: perf trampolines
+		// on"), or nothing: the summary says it too, and a line it
+		// flowed to would hold back the facts after it.
+		first, _, _ := strings.Cut(rt, "; ")
+		its = append(its, text(lineStacks, prioCorrection, "", rt, ansi.StringWidth(first)+1, fit))
 	}
 	if h.Trigger != "" {
 		tr := printable(h.Trigger)

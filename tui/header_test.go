@@ -444,3 +444,39 @@ func TestHeaderDensityCoverage(t *testing.T) {
 		t.Errorf("a sliver counted, at 80:\n%s", s)
 	}
 }
+
+// TestHeaderRuntime: what cctop did to the target's runtime is said, in
+// full where there is room and cut at a clause where there is not.
+func TestHeaderRuntime(t *testing.T) {
+	h := realisticHeader()
+	h.Runtime = "python 3.12: perf trampolines on; cctop set PYTHONPERFSUPPORT=1 (--keep-env leaves the environment alone)"
+	v := viewInfo{view: "top-down", thread: "all"}
+	if got := strings.Join(headerAt(h, v, 400, 6), "\n"); !strings.Contains(got, h.Runtime) {
+		t.Errorf("wide header:\n%s", got)
+	}
+	got := strings.Join(headerAt(h, v, 100, 6), "\n")
+	if !strings.Contains(got, "python 3.12: perf trampolines on") {
+		t.Errorf("100 columns:\n%s", got)
+	}
+	for _, l := range headerAt(h, v, 100, 6) {
+		if w := ansi.StringWidth(l); w > 100 {
+			t.Errorf("line of %d columns: %q", w, l)
+		}
+	}
+	h.Runtime = ""
+	if got := strings.Join(headerAt(h, v, 240, 6), "\n"); strings.Contains(got, "trampolines") {
+		t.Errorf("no runtime:\n%s", got)
+	}
+}
+
+// TestHeaderRuntimeHoldsNothingBack: a runtime note too long for its line
+// is left out, and the counter's line after it stays.
+func TestHeaderRuntimeHoldsNothingBack(t *testing.T) {
+	h := realisticHeader()
+	v := viewInfo{view: "top-down", thread: "all"}
+	without := strings.Join(headerAt(h, v, 80, 6), "\n")
+	h.Runtime = strings.Repeat("python without perf trampolines ", 4)
+	if got := strings.Join(headerAt(h, v, 80, 6), "\n"); got != without {
+		t.Errorf("with a long runtime note:\n%s\nwithout:\n%s", got, without)
+	}
+}

@@ -73,7 +73,9 @@ func TestRecordJavaPerfMapAtExit(t *testing.T) {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	args := append(slices.Clone(javaArgs), "-cp", dir, "Hot")
-	stdout, stderr, code := testutil.Run(t, cctopBin, dir, append([]string{"record", "-d", "60s", "-o", "j.pb.gz", "--", java}, args...)...)
+	// --keep-env: the names come from the map written at exit, not from
+	// cctop's JVMTI agent (java_inline_test.go).
+	stdout, stderr, code := testutil.Run(t, cctopBin, dir, append([]string{"record", "--keep-env", "-d", "60s", "-o", "j.pb.gz", "--", java}, args...)...)
 	pid := removeJavaMap(t, stdout)
 	if code != 0 || !strings.Contains(stdout, "done") {
 		t.Fatalf("record exit %d, java said %q:\n%s", code, stdout, stderr)

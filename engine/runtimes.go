@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/cctop/cctop/jvmagent"
 	"github.com/cctop/cctop/lang"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/symbol"
@@ -26,6 +27,16 @@ func planRuntime(cfg *sampler.Config, plan *Plan, keepEnv bool) {
 			env = os.Environ()
 		}
 		plan.launch = lang.ForLaunch(path, cfg.Argv, env, keepEnv)
+		if lang.Runtime(path) == "java" {
+			// A JVM: cctop's JVMTI agent names its compiled methods and
+			// their inlining (jvmagent).
+			var agent string
+			var err error
+			if !keepEnv {
+				agent, err = jvmagent.Build(path)
+			}
+			plan.launch = lang.ForJava(env, agent, err, keepEnv)
+		}
 		if plan.launch.Env != nil {
 			cfg.Env = plan.launch.Env
 		}
@@ -41,11 +52,27 @@ func planRuntime(cfg *sampler.Config, plan *Plan, keepEnv bool) {
 // ask for files in /tmp, and each run of a Python program would leave one
 // per process. A map the user asked for stays.
 func removePerfMaps(plan *Plan, res *symbol.Resolver) {
+	if plan != nil && plan.launch.JITDump {
+		removeJITDumps(res)
+	}
 	if plan == nil || !plan.launch.PerfMap {
 		return
 	}
 	for _, pid := range res.PerfMapPIDs() {
 		p := "/tmp/perf-" + strconv.Itoa(pid) + ".map"
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && ownedByUs(fi) {
+			os.Remove(p)
+		}
+	}
+}
+
+// removeJITDumps removes the jitdumps that cctop's JVMTI agent wrote in
+// the JVMs cctop launched it into, once their names are read: as for the
+// perf maps, files in /tmp that the user did not ask for. Only the files
+// of processes that cctop read a jitdump of, by the path the process
+// named, if it is ours and a regular file.
+func removeJITDumps(res *symbol.Resolver) {
+	for _, p := range res.JITDumpPaths() {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && ownedByUs(fi) {
 			os.Remove(p)
 		}

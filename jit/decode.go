@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Decoder decodes a jitdump file fed in chunks, in file order, into a
@@ -27,9 +28,16 @@ type Decoder struct {
 	// debug and eh are the debug and unwinding information that the
 	// next code load takes: the writer puts them just before it.
 	debug   *pendingDebug
+	inline  *pendingInline
 	eh      []byte
 	records [5]uint64 // records of each known type decoded
+	inlines uint64    // JIT_CODE_INLINE records decoded
 	unknown uint64    // records of other types, skipped
+}
+
+type pendingInline struct {
+	addr    uint64
+	entries []inlineAt // by absolute address
 }
 
 type pendingDebug struct {
@@ -75,6 +83,9 @@ func (d *Decoder) Waiting() int { return len(d.buf) }
 // moves, debug infos, closes and unwinding infos, in the order of their
 // ids; and how many of unknown types were skipped.
 func (d *Decoder) Records() (byType [5]uint64, unknown uint64) { return d.records, d.unknown }
+
+// Inlines is how many of cctop's JIT_CODE_INLINE records were decoded.
+func (d *Decoder) Inlines() uint64 { return d.inlines }
 
 // Incomplete describes the header or record the file ends inside, for
 // when the file is known to be final (its process is gone): nil when it
@@ -257,6 +268,11 @@ func (d *Decoder) record(b []byte) {
 		d.tab.close(key)
 	case recUnwinding:
 		d.unwinding(&r)
+	case recInline:
+		if d.inlineInfo(&r); d.err == nil {
+			d.inlines++
+		}
+		return
 	default:
 		// A record type of a later version: perf skips them too.
 		d.unknown++
@@ -292,14 +308,17 @@ func (d *Decoder) load(r *reader, key uint64) {
 		d.fail(d.off, "JIT_CODE_LOAD code at %#x of %d bytes wraps around the address space", addr, size)
 		return
 	}
-	debug, eh := d.debug, d.eh
-	d.debug, d.eh = nil, nil
+	debug, eh, inl := d.debug, d.eh, d.inline
+	d.debug, d.eh, d.inline = nil, nil, nil
 	if size == 0 {
 		return // the format allows empty functions: nothing to name
 	}
-	c := &code{name: d.tab.intern(cleanName(name)), addr: addr, size: size, index: index}
+	c := &code{name: d.tab.intern(CleanName(name)), addr: addr, size: size, index: index}
 	if debug != nil && debug.addr == addr {
 		c.lines = codeLines(debug.lines, addr, size)
+	}
+	if inl != nil && inl.addr == addr {
+		c.inl = codeInlines(inl.entries, addr, size)
 	}
 	if eh != nil {
 		c.setCFI(eh)
@@ -348,10 +367,56 @@ func (d *Decoder) debugInfo(r *reader) {
 			return
 		}
 		if len(lines) < maxLines {
-			lines = append(lines, debugLine{a, line, d.tab.intern(cleanName(file))})
+			lines = append(lines, debugLine{a, line, d.tab.intern(CleanName(file))})
 		}
 	}
 	d.debug = &pendingDebug{addr: addr, lines: lines}
+}
+
+// inlineInfo decodes a JIT_CODE_INLINE record (recInline), which the next
+// code load takes.
+func (d *Decoder) inlineInfo(r *reader) {
+	if r.left()+recordHeader < inlineFixed {
+		d.fail(d.off, "JIT_CODE_INLINE record of %d bytes, less than its %d bytes of fields", len(r.b), inlineFixed)
+		return
+	}
+	addr := r.u64()
+	n := r.u64()
+	if n > uint64(r.left()/inlineEntryMin) {
+		d.fail(d.off, "JIT_CODE_INLINE claims %d entries, its record holds at most %d", n, r.left()/inlineEntryMin)
+		return
+	}
+	entries := make([]inlineAt, 0, min(n, 4096))
+	var prev []InlineFrame
+	var chain []InlineFrame
+	for i := uint64(0); i < n; i++ {
+		pc := r.u64()
+		depth := r.u32()
+		if r.bad || depth > maxInlineDepth || int(depth) > r.left()/inlineFrameMin {
+			d.fail(d.off, "JIT_CODE_INLINE entry %d of %d: %d frames do not fit its record of %d bytes", i, n, depth, len(r.b))
+			return
+		}
+		chain = chain[:0]
+		for k := uint32(0); k < depth; k++ {
+			line := r.u32()
+			name, ok1 := r.cstring()
+			file, ok2 := r.cstring()
+			if r.bad || !ok1 || !ok2 {
+				d.fail(d.off, "JIT_CODE_INLINE entry %d of %d runs past its record of %d bytes", i, n, len(r.b))
+				return
+			}
+			chain = append(chain, InlineFrame{Func: d.tab.intern(CleanName(name)), File: d.tab.intern(CleanName(file)), Line: int(line)})
+		}
+		if len(entries) >= maxLines || depth == 0 {
+			continue
+		}
+		// Neighboring pcs mostly share their chain: share its frames.
+		if !slices.Equal(chain, prev) {
+			prev = slices.Clone(chain)
+		}
+		entries = append(entries, inlineAt{addr: pc, frames: prev})
+	}
+	d.inline = &pendingInline{addr: addr, entries: entries}
 }
 
 func (d *Decoder) unwinding(r *reader) {

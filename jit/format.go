@@ -5,10 +5,11 @@
 // It owns the file format, as linux's
 // tools/perf/Documentation/jitdump-specification.txt describes it: the
 // file header, the records (code load, move, debug info, close, unwinding
-// info), their bounds and what a damaged file means; an incremental
-// decoder that takes the file's bytes in chunks as the runtime appends
-// them; and the table of code by address and time that the records build,
-// with each code's source lines and call frame information.
+// info, and cctop's own inline chains, JIT_CODE_INLINE), their bounds and
+// what a damaged file means; an incremental decoder that takes the file's
+// bytes in chunks as the runtime appends them; and the table of code by
+// address and time that the records build, with each code's source lines,
+// call frame information and inline chains.
 //
 // It is pure: it is handed bytes and asked about pcs and times. Finding
 // the file of a process, reading it and the clock are the caller's
@@ -46,6 +47,19 @@ const (
 	recDebugInfo = 2 // JIT_CODE_DEBUG_INFO
 	recClose     = 3 // JIT_CODE_CLOSE
 	recUnwinding = 4 // JIT_CODE_UNWINDING_INFO
+	// recInline (JIT_CODE_INLINE, "cc" and 1) is cctop's own record, which
+	// its JVMTI agent (package jvmagent) writes just before the
+	// JIT_CODE_LOAD of a compiled method, as a debug info is written: the
+	// inlining the JIT did, per recorded pc, as the chain of methods whose
+	// code is there, innermost first, the compiled method last:
+	//
+	//	u64 code_addr, u64 nr_entry, then nr_entry entries of
+	//	  u64 pc, u32 depth, then depth frames of
+	//	    u32 line, name (NUL-terminated), file (NUL-terminated)
+	//
+	// padded with zeros to 8 bytes. An id far above the standard ones,
+	// which perf skips (util/jitdump.c: "unknown record type").
+	recInline = 0x63630001
 )
 
 const (
@@ -62,6 +76,14 @@ const (
 	moveFixed   = recordHeader + 4 + 4 + 8*5
 	debugFixed  = recordHeader + 8 + 8
 	unwindFixed = recordHeader + 8*3
+	inlineFixed = recordHeader + 8 + 8
+	// inlineEntryMin is the smallest inline entry: pc (u64), depth (u32);
+	// inlineFrameMin a frame's: line (u32) and two empty names.
+	inlineEntryMin = 8 + 4
+	inlineFrameMin = 4 + 1 + 1
+	// maxInlineDepth bounds the frames of one chain; a deeper chain is a
+	// damaged record.
+	maxInlineDepth = 256
 	// debugEntryMin is the smallest debug entry: addr (u64), lineno,
 	// discrim (u32) and an empty file name's terminator.
 	debugEntryMin = 8 + 4 + 4 + 1
@@ -155,11 +177,11 @@ func (r *reader) cstring() (s []byte, ok bool) {
 
 func (r *reader) left() int { return len(r.b) - r.pos }
 
-// cleanName keeps a name as the runtime wrote it, cut to maxName bytes,
+// CleanName keeps a name as the runtime wrote it, cut to maxName bytes,
 // except for what must not reach a terminal or a profile: control
 // characters (a hostile target could drive the user's terminal through
 // the TUI) and invalid UTF-8.
-func cleanName(b []byte) string {
+func CleanName(b []byte) string {
 	if len(b) > maxName {
 		b = b[:maxName]
 	}

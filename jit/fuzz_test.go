@@ -17,6 +17,7 @@ func FuzzDecode(f *testing.F) {
 	w.record(recLoad, 300, nil, 8)
 	f.Add(w.b, uint64(2))
 	f.Add(newDump(FlagArchTimestamp).b, uint64(3))
+	f.Add(inlineDump().b, uint64(4))
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
 		whole := NewDecoder()
 		werr := whole.Feed(data)
@@ -73,6 +74,11 @@ func FuzzDecode(f *testing.F) {
 					}
 					x.Line(pc)
 					x.Rule(pc)
+					for _, fr := range x.Inline(pc) {
+						if strings.ContainsAny(fr.Func+fr.File, "\n\x00") {
+							t.Fatalf("Inline(%#x): frame %+v", pc, fr)
+						}
+					}
 				}
 			}
 		}

@@ -68,7 +68,8 @@ type code struct {
 	addr  uint64 // code_addr of the load: where lines and CFI say it is
 	size  uint64
 	index uint64
-	lines []line // by offset from addr
+	lines []line     // by offset from addr
+	inl   []inlineAt // by offset from addr (inlineAt.addr)
 	cfi   *cfi.Table
 	mark  uint64 // the compaction that last counted it
 }
@@ -78,6 +79,23 @@ type line struct {
 	off  uint32
 	line uint32
 	file string
+}
+
+// InlineFrame is one frame of an inline chain that a runtime recorded
+// for its compiled code (cctop's JIT_CODE_INLINE): a method, the source
+// file and line of the code in it (0: unknown).
+type InlineFrame struct {
+	Func string
+	File string
+	Line int
+}
+
+// inlineAt says that the code from addr on runs frames, innermost first:
+// addr is absolute as a record gives it, an offset from the code's start
+// once the code holds it.
+type inlineAt struct {
+	addr   uint64
+	frames []InlineFrame
 }
 
 func newTable() *Table {
@@ -110,6 +128,26 @@ func (c Code) Line(pc uint64) (file string, lineno int, ok bool) {
 		i--
 	}
 	return ls[i].file, int(ls[i].line), true
+}
+
+// Inline is the inline chain the runtime recorded for pc in c: the
+// methods whose code is there, innermost first, the compiled method itself
+// last, at the nearest recorded pc at or below pc; nil when the runtime
+// recorded none there. The slice is shared: not to be changed.
+func (c Code) Inline(pc uint64) []InlineFrame {
+	if c.c == nil || pc < c.Start || pc-c.Start >= c.Size || len(c.c.inl) == 0 {
+		return nil
+	}
+	off := pc - c.Start
+	es := c.c.inl
+	i, found := slices.BinarySearchFunc(es, off, func(e inlineAt, off uint64) int { return cmp.Compare(e.addr, off) })
+	if !found {
+		if i == 0 {
+			return nil
+		}
+		i--
+	}
+	return es[i].frames
 }
 
 // Rule is the CFI rule at pc in c, from the unwinding information the
@@ -199,10 +237,18 @@ const (
 	placeBytes = int64(unsafe.Sizeof(place{})) + int64(unsafe.Sizeof(seg{})) + 8
 	codeBytes  = int64(unsafe.Sizeof(code{}))
 	lineBytes  = int64(unsafe.Sizeof(line{}))
+	inlBytes   = int64(unsafe.Sizeof(inlineAt{}))
+	frameBytes = int64(unsafe.Sizeof(InlineFrame{}))
 )
 
 func (c *code) bytes() int64 {
-	n := codeBytes + int64(cap(c.lines))*lineBytes
+	n := codeBytes + int64(cap(c.lines))*lineBytes + int64(cap(c.inl))*inlBytes
+	for i, e := range c.inl {
+		// Entries share their chain with the one before when equal.
+		if i == 0 || !sameChain(e.frames, c.inl[i-1].frames) {
+			n += int64(cap(e.frames)) * frameBytes
+		}
+	}
 	if c.cfi != nil {
 		n += c.cfi.Bytes()
 	}
@@ -245,6 +291,33 @@ func codeLines(ds []debugLine, addr, size uint64) []line {
 		out = append(out, l)
 	}
 	return slices.Clip(out)
+}
+
+// sameChain reports whether a and b are the same slice.
+func sameChain(a, b []InlineFrame) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// codeInlines turns inline entries (absolute addresses) into c's, by
+// offset from addr, keeping those inside the code, sorted by address (the
+// last written of equal addresses wins, as for lines).
+func codeInlines(es []inlineAt, addr, size uint64) []inlineAt {
+	var out []inlineAt
+	for _, e := range es {
+		if e.addr < addr || e.addr-addr >= size {
+			continue
+		}
+		out = append(out, inlineAt{e.addr - addr, e.frames})
+	}
+	slices.SortStableFunc(out, func(a, b inlineAt) int { return cmp.Compare(a.addr, b.addr) })
+	keep := out[:0]
+	for i, e := range out {
+		if i+1 < len(out) && out[i+1].addr == e.addr {
+			continue
+		}
+		keep = append(keep, e)
+	}
+	return slices.Clip(keep)
 }
 
 // load places c at its address from time at.
@@ -462,6 +535,15 @@ func (t *Table) compact() {
 		c.name = t.intern(c.name)
 		for k := range c.lines {
 			c.lines[k].file = t.intern(c.lines[k].file)
+		}
+		for k, e := range c.inl {
+			if k > 0 && sameChain(e.frames, c.inl[k-1].frames) {
+				continue
+			}
+			for j := range e.frames {
+				e.frames[j].Func = t.intern(e.frames[j].Func)
+				e.frames[j].File = t.intern(e.frames[j].File)
+			}
 		}
 	}
 }

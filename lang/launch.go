@@ -34,6 +34,10 @@ type Launch struct {
 	// processes will write /tmp/perf-PID.map files that cctop should
 	// remove when it is done with them.
 	PerfMap bool
+	// JITDump: cctop loaded its JVMTI agent into the program's JVMs
+	// (ForJava), which write /tmp/jit-PID.dump files that cctop should
+	// remove when it is done with them.
+	JITDump bool
 	// Note says what was done, or why not, in a line for the header and
 	// the summary; "" when there is nothing to say (not a runtime cctop
 	// knows).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,7 +62,19 @@ type jitDumps struct {
 	// exec'd), one line each; more counts those past maxJITProblems.
 	done []string
 	more int
+	// paths are the files of the jitdumps read, as their processes named
+	// them, the first maxJITDumpPaths (JITDumpPaths).
+	paths []string
 }
+
+// maxJITDumpPaths bounds the jitdump paths kept for JITDumpPaths.
+const maxJITDumpPaths = 4096
+
+// JITDumpPaths are the jitdump files the resolver read (the first
+// maxJITDumpPaths, of processes gone included), by the path their
+// processes mapped: the files a runtime cctop asked for one wrote, for
+// cctop to remove.
+func (r *Resolver) JITDumpPaths() []string { return r.dumps.paths }
 
 // SetTime tells the resolver the time of the sample it is about to
 // symbolize and unwind (CLOCK_MONOTONIC ns, the clock the sampler's
@@ -116,6 +129,9 @@ func (r *Resolver) noteJITDump(pid int, p *proc, m Mapping) {
 		return // the same file mapped again
 	}
 	r.retire(p)
+	if path := strings.TrimSuffix(m.Path, " (deleted)"); len(r.dumps.paths) < maxJITDumpPaths && !slices.Contains(r.dumps.paths, path) {
+		r.dumps.paths = append(r.dumps.paths, path)
+	}
 	d := &jitDump{pid: pid, mapping: m, dec: jit.NewDecoder()}
 	d.open()
 	p.dump = d
@@ -356,6 +372,17 @@ func (r *Resolver) jitDumpLookup(p *proc, pc uint64, dst []Frame) ([]Frame, bool
 	f := Frame{Func: c.Name, Module: jitModule, Addr: pc}
 	if file, line, ok := c.Line(pc); ok {
 		f.File, f.Line = file, line
+	}
+	// The inlining the runtime recorded there (cctop's JVMTI agent):
+	// the methods inlined, innermost first, then the compiled method
+	// itself, at the line of the call in it.
+	if chain := c.Inline(pc); len(chain) > 0 {
+		for _, in := range chain[:len(chain)-1] {
+			dst = append(dst, Frame{Func: in.Func, File: in.File, Line: in.Line, Module: jitModule, Addr: pc, Inlined: true})
+		}
+		if out := chain[len(chain)-1]; out.File != "" {
+			f.File, f.Line = out.File, out.Line
+		}
 	}
 	return append(dst, f), true
 }

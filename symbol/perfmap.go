@@ -3,13 +3,13 @@ package symbol
 import (
 	"bytes"
 	"container/heap"
+	"github.com/cctop/cctop/jit"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 )
 
 // JIT compilers (V8 with --perf-basic-prof, the JVM with perf-map-agent,
@@ -84,20 +84,8 @@ type jitSym struct {
 type jitTable []jitSym
 
 func (t jitTable) find(pc uint64) (string, bool) {
-	// Largest i with t[i].start <= pc.
-	lo, hi := 0, len(t)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if t[h].start <= pc {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	if lo == 0 || pc >= t[lo-1].end {
-		return "", false
-	}
-	return t[lo-1].name, true
+	s, ok := t.holding(pc)
+	return s.name, ok
 }
 
 // merge returns t with batch (in file order) applied: every line's range
@@ -305,7 +293,7 @@ func parsePerfMapLine(b []byte) (jitSym, bool) {
 	if len(name) == 0 {
 		return jitSym{}, false
 	}
-	return jitSym{start, start + size, cleanName(name)}, true
+	return jitSym{start, start + size, jit.CleanName(name)}, true
 }
 
 // hexField parses blank-padded hex digits, with an optional 0x, and
@@ -343,29 +331,6 @@ func unhex(c byte) (byte, bool) {
 		return c - 'A' + 10, true
 	}
 	return 0, false
-}
-
-// cleanName keeps the name as the JIT wrote it, except for what must not
-// reach a terminal or a profile: control characters (a hostile target could
-// otherwise drive the user's terminal through the TUI) and invalid UTF-8.
-func cleanName(b []byte) string {
-	clean := utf8.Valid(b)
-	for _, c := range b {
-		if c < 0x20 || c == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return string(b)
-	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 // perfMap is one process's perf map as read so far. It is read

@@ -54,10 +54,10 @@ echo "|---|---|---|---|---|---|---|---|"
 for r in $(seq "$runs"); do
 	if have node; then
 		"$cctop" record -d 60s -o node.pb.gz -- node --perf-basic-prof hot.js >node.out 2>node.err; rmmap node.out
-		read -r _ n _ root _ self _ tot < <("$ss" -root '^(_start|node::Start)' -self hotLoopFib -in hotLoopFib node.pb.gz)
+		read -r _ n _ root _ self _ tot < <("$ss" -root '^(_start|__libc_start_call_main|__libc_start_main.*|node::Start.*)$' -self hotLoopFib -in hotLoopFib node.pb.gz)
 		echo "| node --perf-basic-prof | $r | cctop | $n | $root | $self | $tot | |"
 		perf record -q -g -F 999 -o node.data -- node --perf-basic-prof hot.js >node.out 2>/dev/null
-		read -r _ n _ root _ self _ tot < <(perfscript node.data | "$ss" -perf -root '^(_start|node::Start)' -self hotLoopFib -in hotLoopFib -)
+		read -r _ n _ root _ self _ tot < <(perfscript node.data | "$ss" -perf -root '^(_start|__libc_start_call_main|__libc_start_main.*|node::Start.*)$' -self hotLoopFib -in hotLoopFib -)
 		echo "| node --perf-basic-prof | $r | perf -g | $n | $root | $self | $tot | |"
 		rmmap node.out; rm -f node.data
 	fi
@@ -80,7 +80,7 @@ for r in $(seq "$runs"); do
 		echo "| python $v, no flags | $r | cctop | $n | $(awk -v t="${trunc%\%}" 'BEGIN{printf "%.1f%%", 100-t}') | | spin_a $a, spin_b $b | script: ${said#shares } |"
 		echo "$said" > py.out; rmmap py.out
 		said=$(perf record -q --call-graph dwarf -F 999 -o py.data -- "$py" -X perf "$here/testdata/pyshares.py" 4 2>/dev/null)
-		read -r _ n _ root _ a _ b < <(perfscript py.data | "$ss" -perf -root '^(_start|__libc_start_main.*)$' -in 'py::spin_a' -in 'py::spin_b' -)
+		read -r _ n _ root _ a _ b < <(perfscript py.data | "$ss" -perf -root '^(_start|__libc_start_call_main|__libc_start_main.*)$' -in 'py::spin_a' -in 'py::spin_b' -)
 		echo "| python $v -X perf | $r | perf --call-graph dwarf | $n | $root | | spin_a $a, spin_b $b | script: ${said#shares } |"
 		echo "$said" > py.out; rmmap py.out; rm -f py.data
 	done

@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cctop/cctop/internal/testutil"
 )
@@ -86,5 +88,50 @@ func TestRecordNodeJIT(t *testing.T) {
 	}
 	if pct(hotSelf) < 90 {
 		t.Errorf("hotLoopFib has %.1f%% of self time, want >= 90%%", pct(hotSelf))
+	}
+}
+
+// TestRecordNodeEvalAttached: attached to node running code given with -e,
+// whose top level V8 compiles on the stack (OSR) and calls from its
+// builtins without a call of its own, the stacks still reach node's
+// entry: V8's optimized code tests its deoptimization mark before it sets
+// its frame up, and past that setup its frame pointer is its own.
+func TestRecordNodeEvalAttached(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	cmd := exec.Command(node, "--perf-basic-prof", "-e",
+		`function f(n){return n<2?n:f(n-1)+f(n-2)}; const e=Date.now()+6000; while(Date.now()<e) f(20);`)
+	cmd.Dir = t.TempDir() // node --perf-basic-prof writes isolate-*-v8.log there
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		os.Remove(fmt.Sprintf("/tmp/perf-%d.map", cmd.Process.Pid))
+	}()
+	time.Sleep(time.Second) // past the warm-up: the optimized code runs
+	dir := t.TempDir()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "2s", "-o", "e.pb.gz", "-p", strconv.Itoa(cmd.Process.Pid))
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	p := testutil.ReadProfile(t, filepath.Join(dir, "e.pb.gz"))
+	var total, rooted int64
+	for _, s := range p.Sample {
+		total += s.Value[0]
+		if names := testutil.StackNames(s); len(names) > 0 {
+			if root := names[len(names)-1]; root == "_start" || strings.HasPrefix(root, "node::Start") {
+				rooted += s.Value[0]
+			}
+		}
+	}
+	share := float64(rooted) / float64(max(total, 1))
+	t.Logf("%d samples, %.1f%% reach node's entry", total, 100*share)
+	if share < 0.9 {
+		t.Errorf("%.1f%% of stacks reach node's entry, want >= 90%%:\n%s", 100*share, stderr)
 	}
 }

@@ -165,9 +165,16 @@ func (r *Resolver) pastSetup(pid int, m *mapping, lookup, start, addr uint64) bo
 	return setup > 0 && addr >= start+uint64(setup)+4
 }
 
+// jitHeadBytes is how much of a JIT function's start stubStep reads: a
+// stub whole, or the checks V8's optimized code makes before it sets its
+// frame up.
+const jitHeadBytes = 256
+
 // stubStep unwinds a frame in anonymous memory at lookup whose start a
-// perf map or jitdump gives, when its code from there to lookup is a
-// stub's prologue (stubFrame). done is false where it cannot tell.
+// perf map or jitdump gives, from the code at that start: a stub's
+// prologue (stubFrame), or a frame setup (findSetup) that lookup is past,
+// where the frame pointer is the function's own. done is false where it
+// cannot tell.
 func (r *Resolver) stubStep(pid int, p *proc, m *mapping, lookup uint64, exact bool, cur *cfi.Regs, mem *stackMem) (stop UnwindStop, ok, done bool) {
 	start, found := r.jitStart(pid, p, lookup)
 	if !found || start < m.Start || lookup < start {
@@ -177,29 +184,32 @@ func (r *Resolver) stubStep(pid int, p *proc, m *mapping, lookup uint64, exact b
 	if !exact {
 		pc++ // the return address
 	}
-	if pc > maxStubBytes {
-		return 0, false, false
-	}
-	var code [maxStubBytes]byte
-	n := min(uint64(maxStubBytes), m.Limit-start)
+	var code [jitHeadBytes]byte
+	n := min(uint64(jitHeadBytes), m.Limit-start)
 	if !r.readCode(pid, m, start, code[:n]) {
 		return 0, false, false
 	}
-	s, known := stubFrame(code[:n], int(pc), exact)
-	if !known {
-		// Longer code that begins with the frame-pointer prologue
-		// (V8's, the JVM's with -XX:+PreserveFramePointer), past it:
-		// the frame pointer is its own, as in pastSetup.
-		if push, fp := fpPrologue(code[:n]); fp && pc > uint64(push)+4 {
-			stop, ok = r.fpStep(pid, p, 0, cur, mem)
-			return stop, ok, true
+	if pc <= maxStubBytes {
+		if s, known := stubFrame(code[:min(n, maxStubBytes)], int(pc), exact); known && !s.fp {
+			return r.stubReturn(pid, p, s, cur, mem)
 		}
-		return 0, false, false
 	}
-	if s.fp {
+	// Code that sets its frame pointer up at its start (V8's, the JVM's
+	// with -XX:+PreserveFramePointer, a stub's) or after a few checks
+	// (V8's optimized code first tests whether it was marked for
+	// deoptimization), past the setup: the frame pointer is its own, and
+	// a return address after a call of another function is a tail
+	// call's (V8's builtins jump to the code they call), as in pastSetup.
+	if setup := findSetup(code[:n]); setup != noSetup && pc >= uint64(setup)+4 {
 		stop, ok = r.fpStep(pid, p, 0, cur, mem)
 		return stop, ok, true
 	}
+	return 0, false, false
+}
+
+// stubReturn unwinds a stub's frame that stubFrame measured: the return
+// address is s.frame above SP.
+func (r *Resolver) stubReturn(pid int, p *proc, s stub, cur *cfi.Regs, mem *stackMem) (stop UnwindStop, ok, done bool) {
 	sp := cur.R[RegSP]
 	ra, rok := mem.read(sp + s.frame)
 	if !rok || ra == 0 || !r.afterCall(pid, p, ra, 0) {

@@ -345,15 +345,27 @@ func (d *Decoder) move(r *reader, key uint64) {
 	d.tab.move(index, old, addr, key)
 }
 
-func (d *Decoder) debugInfo(r *reader) {
-	if r.left()+recordHeader < debugFixed {
-		d.fail(d.off, "JIT_CODE_DEBUG_INFO record of %d bytes, less than its %d bytes of fields", len(r.b), debugFixed)
-		return
+// entries reads the code address and entry count that begin a record of
+// entries (debug info, inline chains), checking that the record holds its
+// fixed fields and could hold that many entries of at least entryMin
+// bytes: a count is never taken on trust.
+func (d *Decoder) entries(r *reader, kind string, fixed, entryMin int) (addr, n uint64, ok bool) {
+	if r.left()+recordHeader < fixed {
+		d.fail(d.off, "%s record of %d bytes, less than its %d bytes of fields", kind, len(r.b), fixed)
+		return 0, 0, false
 	}
-	addr := r.u64()
-	n := r.u64()
-	if n > uint64(r.left()/debugEntryMin) {
-		d.fail(d.off, "JIT_CODE_DEBUG_INFO claims %d entries, its record holds at most %d", n, r.left()/debugEntryMin)
+	addr = r.u64()
+	n = r.u64()
+	if n > uint64(r.left()/entryMin) {
+		d.fail(d.off, "%s claims %d entries, its record holds at most %d", kind, n, r.left()/entryMin)
+		return 0, 0, false
+	}
+	return addr, n, true
+}
+
+func (d *Decoder) debugInfo(r *reader) {
+	addr, n, ok := d.entries(r, "JIT_CODE_DEBUG_INFO", debugFixed, debugEntryMin)
+	if !ok {
 		return
 	}
 	lines := make([]debugLine, 0, min(n, 4096))
@@ -376,14 +388,8 @@ func (d *Decoder) debugInfo(r *reader) {
 // inlineInfo decodes a JIT_CODE_INLINE record (recInline), which the next
 // code load takes.
 func (d *Decoder) inlineInfo(r *reader) {
-	if r.left()+recordHeader < inlineFixed {
-		d.fail(d.off, "JIT_CODE_INLINE record of %d bytes, less than its %d bytes of fields", len(r.b), inlineFixed)
-		return
-	}
-	addr := r.u64()
-	n := r.u64()
-	if n > uint64(r.left()/inlineEntryMin) {
-		d.fail(d.off, "JIT_CODE_INLINE claims %d entries, its record holds at most %d", n, r.left()/inlineEntryMin)
+	addr, n, ok := d.entries(r, "JIT_CODE_INLINE", inlineFixed, inlineEntryMin)
+	if !ok {
 		return
 	}
 	entries := make([]inlineAt, 0, min(n, 4096))

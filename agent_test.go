@@ -468,7 +468,11 @@ func TestAgentAll(t *testing.T) {
 		}
 	}
 	t.Logf("spinLeaf %d samples, %d rooted at runtime.goexit; %d of the agent's own pid", leaf, rooted, own)
-	if leaf < 100 || rooted < leaf*95/100 {
+	// The workers share the host with whatever else runs (CI runs other
+	// packages' tests beside this one: 55 spinLeaf samples once, where an
+	// idle machine gives 780): enough samples to judge the stacks by,
+	// not a rate.
+	if leaf < 30 || rooted < leaf*95/100 {
 		t.Errorf("%d of %d spinLeaf stacks reach runtime.goexit", rooted, leaf)
 	}
 	if own > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,23 +44,9 @@ const inlJava = `public class Inl {
 // no agent is loaded, and no sample has mix inlined.
 func TestRecordJavaInlined(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Skip("java not installed")
-	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		t.Skip("javac not installed")
-	}
+	java, dir := compileJava(t, "Inl", inlJava)
 	if _, err := jvmagent.Build(java); err != nil {
 		t.Skipf("no JVMTI agent: %v", err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "Inl.java"), []byte(inlJava), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "Inl.java")).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	record := func(out string, extra ...string) (pid int, stderr string) {
 		args := append([]string{"record", "-d", "60s", "-o", out}, extra...)

@@ -57,21 +57,7 @@ func removeJavaMap(t *testing.T, stdout string) int {
 // profile; and Linux perf, reading the same map, puts the same method first.
 func TestRecordJavaPerfMapAtExit(t *testing.T) {
 	testutil.SkipIfNoPerf(t)
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Skip("java not installed")
-	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		t.Skip("javac not installed")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "Hot.java"), []byte(hotJava), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(javac, "-d", dir, filepath.Join(dir, "Hot.java")).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
+	java, dir := compileJava(t, "Hot", hotJava)
 	args := append(slices.Clone(javaArgs), "-cp", dir, "Hot")
 	// --keep-env: the names come from the map written at exit, not from
 	// cctop's JVMTI agent (java_inline_test.go).
@@ -189,4 +175,28 @@ func TestRecordJavaPerfMapAtExit(t *testing.T) {
 	if len(flat) > 0 && strings.TrimSpace(perfTop) != flat[0].name {
 		t.Errorf("hottest function: cctop %q, perf %q", flat[0].name, perfTop)
 	}
+}
+
+// compileJava compiles the class name from src into a temporary directory
+// and returns the java executable and that directory; it skips the test
+// where there is no JDK.
+func compileJava(t *testing.T, name, src string) (java, dir string) {
+	t.Helper()
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Skip("java not installed")
+	}
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Skip("javac not installed")
+	}
+	dir = t.TempDir()
+	file := filepath.Join(dir, name+".java")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(javac, "-d", dir, file).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	return java, dir
 }

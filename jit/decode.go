@@ -284,8 +284,7 @@ func (d *Decoder) record(b []byte) {
 }
 
 func (d *Decoder) load(r *reader, key uint64) {
-	if r.left()+recordHeader < loadFixed {
-		d.fail(d.off, "JIT_CODE_LOAD record of %d bytes, less than its %d bytes of fields", len(r.b), loadFixed)
+	if !d.holds(r, "JIT_CODE_LOAD", loadFixed) {
 		return
 	}
 	r.u32() // pid
@@ -327,8 +326,7 @@ func (d *Decoder) load(r *reader, key uint64) {
 }
 
 func (d *Decoder) move(r *reader, key uint64) {
-	if r.left()+recordHeader < moveFixed {
-		d.fail(d.off, "JIT_CODE_MOVE record of %d bytes, less than its %d bytes of fields", len(r.b), moveFixed)
+	if !d.holds(r, "JIT_CODE_MOVE", moveFixed) {
 		return
 	}
 	r.u32() // pid
@@ -345,13 +343,22 @@ func (d *Decoder) move(r *reader, key uint64) {
 	d.tab.move(index, old, addr, key)
 }
 
+// holds reports whether a record of kind holds its fixed bytes of
+// fields, header included, and fails the decoder if not.
+func (d *Decoder) holds(r *reader, kind string, fixed int) bool {
+	if r.left()+recordHeader < fixed {
+		d.fail(d.off, "%s record of %d bytes, less than its %d bytes of fields", kind, len(r.b), fixed)
+		return false
+	}
+	return true
+}
+
 // entries reads the code address and entry count that begin a record of
 // entries (debug info, inline chains), checking that the record holds its
 // fixed fields and could hold that many entries of at least entryMin
 // bytes: a count is never taken on trust.
 func (d *Decoder) entries(r *reader, kind string, fixed, entryMin int) (addr, n uint64, ok bool) {
-	if r.left()+recordHeader < fixed {
-		d.fail(d.off, "%s record of %d bytes, less than its %d bytes of fields", kind, len(r.b), fixed)
+	if !d.holds(r, kind, fixed) {
 		return 0, 0, false
 	}
 	addr = r.u64()
@@ -426,8 +433,7 @@ func (d *Decoder) inlineInfo(r *reader) {
 }
 
 func (d *Decoder) unwinding(r *reader) {
-	if r.left()+recordHeader < unwindFixed {
-		d.fail(d.off, "JIT_CODE_UNWINDING_INFO record of %d bytes, less than its %d bytes of fields", len(r.b), unwindFixed)
+	if !d.holds(r, "JIT_CODE_UNWINDING_INFO", unwindFixed) {
 		return
 	}
 	size := r.u64()

@@ -281,14 +281,19 @@ func codeLines(ds []debugLine, addr, size uint64) []line {
 		}
 		ls = append(ls, line{uint32(d.addr - addr), d.line, d.file})
 	}
-	slices.SortStableFunc(ls, func(a, b line) int { return cmp.Compare(a.off, b.off) })
-	// Keep the last of equal offsets, so a binary search finds it.
-	out := ls[:0]
-	for i, l := range ls {
-		if i+1 < len(ls) && ls[i+1].off == l.off {
+	return lastOfEach(ls, func(l line) uint32 { return l.off })
+}
+
+// lastOfEach sorts s stably by key and keeps, of entries with equal keys,
+// the last written, so that a binary search finds it.
+func lastOfEach[T any, K cmp.Ordered](s []T, key func(T) K) []T {
+	slices.SortStableFunc(s, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	out := s[:0]
+	for i, e := range s {
+		if i+1 < len(s) && key(s[i+1]) == key(e) {
 			continue
 		}
-		out = append(out, l)
+		out = append(out, e)
 	}
 	return slices.Clip(out)
 }
@@ -309,15 +314,7 @@ func codeInlines(es []inlineAt, addr, size uint64) []inlineAt {
 		}
 		out = append(out, inlineAt{e.addr - addr, e.frames})
 	}
-	slices.SortStableFunc(out, func(a, b inlineAt) int { return cmp.Compare(a.addr, b.addr) })
-	keep := out[:0]
-	for i, e := range out {
-		if i+1 < len(out) && out[i+1].addr == e.addr {
-			continue
-		}
-		keep = append(keep, e)
-	}
-	return slices.Clip(keep)
+	return lastOfEach(out, func(e inlineAt) uint64 { return e.addr })
 }
 
 // load places c at its address from time at.

@@ -15,8 +15,8 @@ import (
 // write new code into a mapping it keeps, where no record says so, so a
 // chunk is read again once it is older than memCodeTTL.
 
-// memCodeTTL is how long a chunk of memory code is trusted.
-const memCodeTTL = time.Second
+// memCodeTTL is how long a chunk of memory code is trusted, in ns.
+const memCodeTTL = uint64(time.Second)
 
 // maxMemChunks bounds one mapping's cache (128 KiB); past it the cache
 // starts over.
@@ -25,28 +25,35 @@ const maxMemChunks = 256
 // memCode is the chunks of one mapping read so far, by address / codeChunk.
 type memCode struct {
 	chunks map[uint64]memChunk
-	now    func() time.Time
+	// now is the clock where no sample's time is set (SetTime):
+	// CLOCK_MONOTONIC ns, as the samples'.
+	now func() uint64
 }
 
 type memChunk struct {
 	b  []byte // nil: could not be read
-	at time.Time
+	at uint64 // when it was read, CLOCK_MONOTONIC ns
 }
 
 // readMemCode fills buf with the code at addr of pid, inside anonymous
 // mapping m, from the process's memory.
 func (r *Resolver) readMemCode(pid int, m *mapping, addr uint64, buf []byte) bool {
 	if m.mem == nil {
-		m.mem = &memCode{chunks: make(map[uint64]memChunk), now: time.Now}
+		m.mem = &memCode{chunks: make(map[uint64]memChunk), now: monoNow}
 	}
 	mc := m.mem
-	now := mc.now()
+	// The sample's time, where the engine set it: a clock read per
+	// frame of JIT code would be a cost on the unwinding path.
+	now := r.dumps.time
+	if now == 0 {
+		now = mc.now()
+	}
 	n := uint64(len(buf))
 	for done := uint64(0); done < n; {
 		a := addr + done
 		k := a / codeChunk
 		c, ok := mc.chunks[k]
-		if !ok || now.Sub(c.at) > memCodeTTL {
+		if !ok || now > c.at+memCodeTTL {
 			c = mc.read(pid, m, k, now)
 		}
 		if c.b == nil {
@@ -58,7 +65,7 @@ func (r *Resolver) readMemCode(pid int, m *mapping, addr uint64, buf []byte) boo
 }
 
 // read reads chunk k of m (the part of it inside m) and caches it.
-func (mc *memCode) read(pid int, m *mapping, k uint64, now time.Time) memChunk {
+func (mc *memCode) read(pid int, m *mapping, k uint64, now uint64) memChunk {
 	c := memChunk{at: now}
 	base := k * codeChunk
 	lo, hi := max(base, m.Start), min(base+codeChunk, m.Limit)

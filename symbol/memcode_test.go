@@ -22,8 +22,8 @@ func TestReadMemCode(t *testing.T) {
 	m := &mapping{Mapping: Mapping{Start: base, Limit: base + uint64(len(buf))}, anon: true}
 	r := NewResolver()
 	pid := os.Getpid()
-	now := time.Unix(1000, 0)
-	m.mem = &memCode{chunks: map[uint64]memChunk{}, now: func() time.Time { return now }}
+	now := uint64(1000 * time.Second)
+	m.mem = &memCode{chunks: map[uint64]memChunk{}, now: func() uint64 { return now }}
 
 	got := make([]byte, 40)
 	at := base + codeChunk - 20 // across a chunk boundary
@@ -41,11 +41,20 @@ func TestReadMemCode(t *testing.T) {
 	if got[0] == buf[codeChunk-20] {
 		t.Error("read again within the TTL")
 	}
-	now = now.Add(memCodeTTL + time.Millisecond)
+	now += memCodeTTL + uint64(time.Millisecond)
 	r.readCode(pid, m, at, got[:1])
 	if got[0] != buf[codeChunk-20] {
 		t.Errorf("stale after the TTL: %#x, want %#x", got[0], buf[codeChunk-20])
 	}
+	// The sample's time, where set, is the clock: a change is seen once
+	// the sample is past the TTL, whatever the fallback clock says.
+	buf[codeChunk-20] ^= 0xff
+	r.SetTime(now + 2*memCodeTTL)
+	r.readCode(pid, m, at, got[:1])
+	if got[0] != buf[codeChunk-20] {
+		t.Errorf("the sample's time was not the clock: %#x, want %#x", got[0], buf[codeChunk-20])
+	}
+	r.SetTime(0)
 	// Outside the mapping: refused without reading.
 	if r.readCode(pid, m, base+uint64(len(buf))-4, got[:8]) {
 		t.Error("read past the mapping's end")

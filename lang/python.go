@@ -31,7 +31,7 @@ var (
 
 // PythonOf says whether the executable at path is CPython and which
 // version, reading as little as it can: the Py_Version constant (3.11+)
-// its symbol table points at, the libpythonX.Y it links, else its name
+// its dynamic symbol table points at, the libpythonX.Y it links, else its name
 // (python3.12) or, for a script such as pyenv's shims, nothing: ok with a
 // zero Version means "a python of unknown version" (a shim or a launcher
 // named python).
@@ -70,7 +70,12 @@ func pythonOf(path string, depth int) (v Version, ok bool) {
 		return Version{}, base == "python" || base == "python3"
 	}
 	defer f.Close()
-	if v, ok := pyVersionSymbol(f); ok {
+	// The dynamic symbols only, read once: a CPython executable exports
+	// its API there for extension modules (Debian's stripped python3
+	// too), and any program cctop launches passes through here, where
+	// reading a large .symtab would delay every launch.
+	dyn, _ := f.DynamicSymbols()
+	if v, ok := pyVersionSymbol(f, dyn); ok {
 		return v, true
 	}
 	if libs, err := f.ImportedLibraries(); err == nil {
@@ -80,7 +85,7 @@ func pythonOf(path string, depth int) (v Version, ok bool) {
 			}
 		}
 	}
-	if hasSymbol(f, "Py_Initialize") || hasSymbol(f, "_PyRuntime") {
+	if defines(dyn, "Py_Initialize") || defines(dyn, "_PyRuntime") {
 		if v, ok := byName(real); ok {
 			return v, true
 		}
@@ -96,42 +101,31 @@ func parseVersion(major, minor string) Version {
 }
 
 // pyVersionSymbol reads Py_Version (PY_VERSION_HEX, 0xMMmmppXX) from the
-// file's data, where the dynamic or static symbol table names it.
-func pyVersionSymbol(f *elf.File) (Version, bool) {
-	for _, syms := range [][]elf.Symbol{dynSyms(f), staticSyms(f)} {
-		for _, s := range syms {
-			if s.Name != "Py_Version" || s.Size != 4 || s.Section == elf.SHN_UNDEF {
+// file's data, where its dynamic symbols syms name it.
+func pyVersionSymbol(f *elf.File, syms []elf.Symbol) (Version, bool) {
+	for _, s := range syms {
+		if s.Name != "Py_Version" || s.Size != 4 || s.Section == elf.SHN_UNDEF {
+			continue
+		}
+		for _, p := range f.Progs {
+			if p.Type != elf.PT_LOAD || s.Value < p.Vaddr || s.Value+4 > p.Vaddr+p.Filesz {
 				continue
 			}
-			for _, p := range f.Progs {
-				if p.Type != elf.PT_LOAD || s.Value < p.Vaddr || s.Value+4 > p.Vaddr+p.Filesz {
-					continue
-				}
-				var b [4]byte
-				if _, err := p.ReadAt(b[:], int64(s.Value-p.Vaddr)); err != nil {
-					return Version{}, false
-				}
-				hex := f.ByteOrder.Uint32(b[:])
-				v := Version{int(hex >> 24), int(hex >> 16 & 0xff)}
-				return v, v.Major == 3
+			var b [4]byte
+			if _, err := p.ReadAt(b[:], int64(s.Value-p.Vaddr)); err != nil {
+				return Version{}, false
 			}
+			hex := f.ByteOrder.Uint32(b[:])
+			v := Version{int(hex >> 24), int(hex >> 16 & 0xff)}
+			return v, v.Major == 3
 		}
 	}
 	return Version{}, false
 }
 
-func dynSyms(f *elf.File) []elf.Symbol {
-	s, _ := f.DynamicSymbols()
-	return s
-}
-
-func staticSyms(f *elf.File) []elf.Symbol {
-	s, _ := f.Symbols()
-	return s
-}
-
-func hasSymbol(f *elf.File, name string) bool {
-	for _, s := range dynSyms(f) {
+// defines reports whether syms define name.
+func defines(syms []elf.Symbol, name string) bool {
+	for _, s := range syms {
 		if s.Name == name && s.Section != elf.SHN_UNDEF {
 			return true
 		}

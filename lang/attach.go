@@ -3,7 +3,8 @@ package lang
 import (
 	"os"
 	"strconv"
-	"strings"
+
+	"github.com/cctop/cctop/symbol"
 )
 
 // ForAttach says what a running process's runtime offers a profiler, for
@@ -24,29 +25,9 @@ func ForAttach(pid int) string {
 	if v.Major > 0 && !v.AtLeast(3, 12) {
 		return ""
 	}
-	if _, err := os.Stat(p + "/root/tmp/perf-" + strconv.Itoa(nsPID(pid)) + ".map"); err == nil {
+	if _, err := os.Stat(symbol.PerfMapPath(pid)); err == nil {
 		return name + ": perf trampolines on (its perf map names Python functions)"
 	}
 	return name + " without perf trampolines: Python functions show as the interpreter's frames; " +
 		"restart it with -X perf (or PYTHONPERFSUPPORT=1), or have it call sys.activate_stack_trampoline(\"perf\")"
-}
-
-// nsPID is pid as its own PID namespace numbers it (NSpid's last field),
-// the number in the name of the perf map it writes.
-func nsPID(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return pid
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			if f := strings.Fields(rest); len(f) > 0 {
-				if n, err := strconv.Atoi(f[len(f)-1]); err == nil && n > 0 {
-					return n
-				}
-			}
-			break
-		}
-	}
-	return pid
 }

@@ -360,13 +360,19 @@ func newPerfMap(pid int) *perfMap {
 	name := "/tmp/perf-" + strconv.Itoa(nsPID(pid)) + ".map"
 	return &perfMap{
 		paths: []string{
-			"/proc/" + p + "/root" + name,
+			"/proc/" + p + "/root" + name, // PerfMapPath
 			"/tmp/perf-" + p + ".map",
 		},
 		name:  name,
 		every: perfMapRecheck,
 		now:   time.Now,
 	}
+}
+
+// PerfMapPath is where process pid's perf map is, seen from here: its
+// /tmp, under the pid its own PID namespace gives it.
+func PerfMapPath(pid int) string {
+	return "/proc/" + strconv.Itoa(pid) + "/root/tmp/perf-" + strconv.Itoa(nsPID(pid)) + ".map"
 }
 
 // nsPID is pid as seen in its innermost PID namespace: the last field of

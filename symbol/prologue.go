@@ -117,9 +117,6 @@ func stubFrame(code []byte, pc int, exact bool) (stub, bool) {
 	if off != pc {
 		return stub{}, false
 	}
-	if exact && off < len(code) && code[off] == 0xc3 && pushed == 0 {
-		return s, true // a ret with nothing pushed
-	}
 	s.frame = pushed
 	if s.savedRBP {
 		s.rbp = pushed - s.rbp

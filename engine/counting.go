@@ -68,6 +68,9 @@ type Plan struct {
 	// launch is the decision for a launched command (runtimes.go).
 	runtime string
 	launch  lang.Launch
+	// noPython: Python stacks are not read from interpreters
+	// (Options.Python "off").
+	noPython bool
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records

@@ -48,6 +48,10 @@ type Options struct {
 	// by default a CPython 3.12+ gets PYTHONPERFSUPPORT=1, so that its
 	// perf trampolines name Python functions (runtimes.go).
 	KeepEnv bool
+	// Python is whether Python frames are read from CPython
+	// interpreters' memory: "auto" (or ""), where a process is a CPython
+	// whose layout is known, or "off".
+	Python string
 }
 
 // Triggers (Options.Trigger).
@@ -117,6 +121,13 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 	cfg.NoGroupRead = !plan.hasCalls()
 	if err := planMode(cfg, plan, o.Mode); err != nil {
 		return nil, err
+	}
+	switch o.Python {
+	case "", "auto":
+	case "off":
+		plan.noPython = true
+	default:
+		return nil, fmt.Errorf("--python %q: auto or off", o.Python)
 	}
 	planRuntime(cfg, plan, o.KeepEnv)
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
@@ -200,7 +211,10 @@ func WriteTreeProfile(path string, t *cct.Tree, m cct.Meta) error {
 func (r *Recording) Summary(w io.Writer) { summary(w, r.cfg, r) }
 
 // Close closes the session and releases its probes (see closeSession).
-func (r *Recording) Close(stderr io.Writer) { closeSession(r.sess, stderr) }
+func (r *Recording) Close(stderr io.Writer) {
+	closeSession(r.sess, stderr)
+	r.b.py.close()
+}
 
 // StartLive opens a session on cfg's target for the live aggregator. The
 // caller runs it (Run) until it is done with it, then closes it (Close).
@@ -231,6 +245,7 @@ func (l *Live) Close(stderr io.Writer) {
 		l.sess.Stop(2 * time.Second)
 	}
 	closeSession(l.sess, stderr)
+	l.b.py.close()
 }
 
 // OpenProfile is the TUI's source for the saved profile at path, with

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -513,7 +514,7 @@ func (l *Live) publish() {
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
 			ProbeCost: l.probeCost(), Trigger: l.plan.trigger, TriggerLost: triggerLost(l.plan.trigger, st.Lost-l.lostBase), State: state,
-			Waiting: uint64(l.b.parked.samples), Runtime: l.plan.runtime,
+			Waiting: uint64(l.b.parked.samples), Runtime: cmp.Or(l.b.pyHeader(), l.plan.runtime),
 		},
 	}
 	l.viewState.show(&snap, l)

@@ -33,6 +33,9 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 	if js := l.b.jitRegionLines(threads, 1); len(js) > 0 {
 		c.JIT = strings.TrimPrefix(js[0], "JIT code: ")
 	}
+	if ps := l.b.pyLines(); len(ps) > 0 {
+		c.Python = strings.TrimPrefix(strings.Join(ps, "; "), "python frames: ")
+	}
 	if o := l.b.off; o != nil {
 		src, _ := l.sess.OffCPU()
 		st := l.sess.Stats()

@@ -96,6 +96,11 @@ type builder struct {
 	// longest is the most time one batch took, in ns: while the builder
 	// works on one, the reader's queue fills.
 	longest uint64
+	// py puts the Python frames read from CPython interpreters into the
+	// stacks (pystacks.go); nil: not read. pyTorn: the stack being built
+	// did not match its Python stack.
+	py     *pyStacks
+	pyTorn bool
 }
 
 type entryKey struct {
@@ -240,6 +245,7 @@ func (b *builder) sample(r *sampler.Record) bool {
 	if deferred && b.res.TakeMissed() {
 		return false
 	}
+	b.mergePython(r, nk)
 	if b.firstTime == 0 {
 		b.firstTime = r.Time
 	}
@@ -291,6 +297,7 @@ func (b *builder) foldIfFull() {
 // b.frames are the kernel's.
 func (b *builder) buildStack(r *sampler.Record) int {
 	nk, folded := b.frameStack(r, false)
+	b.mergePython(r, nk)
 	b.finishStack(nk, folded)
 	return nk
 }
@@ -361,6 +368,9 @@ func (b *builder) finishStack(nk int, folded bool) {
 	}
 	if reason != "" {
 		b.stack = append(b.stack, cct.Frame{Func: b.tree.Intern(cct.Func{Name: cct.TruncatedName})})
+	}
+	if b.pyTorn {
+		b.stack = append(b.stack, b.tornFrame())
 	}
 }
 

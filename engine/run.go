@@ -80,6 +80,15 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	}
 	b := newSessionBuilder(res, plan, sess)
 	b.entries = plan.entries
+	if !plan.noPython {
+		b.py = newPyStacks(cfg.Freq)
+		if !cfg.AllProcesses {
+			// Looked at from the start, not from its first sample
+			// taken: the Python stacks of the first samples are read
+			// before the engine takes them.
+			b.py.add(uint32(sess.PID()))
+		}
+	}
 	if cfg.OffCPU {
 		if err := beginOffCPU(sess, b, offStart); err != nil {
 			fmt.Fprintf(stderr, "cctop: %v\n", err)
@@ -335,8 +344,11 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 			fmt.Fprintf(w, "cctop: stacks stop short in %s\n", st)
 		}
 	}
-	if rec.plan != nil && rec.plan.runtime != "" {
+	if rec.plan != nil && rec.plan.runtime != "" && b.pyHeader() == "" {
 		fmt.Fprintf(w, "cctop: %s\n", rec.plan.runtime)
+	}
+	for _, l := range b.pyLines() {
+		fmt.Fprintf(w, "cctop: %s\n", l)
 	}
 	for _, p := range b.res.JITProblems() {
 		fmt.Fprintf(w, "cctop: jitdump %s\n", p)

@@ -41,7 +41,9 @@ func planRuntime(cfg *sampler.Config, plan *Plan, keepEnv bool) {
 			cfg.Env = plan.launch.Env
 		}
 		plan.runtime = plan.launch.Note
-	case cfg.PID > 0:
+	case cfg.PID > 0 && plan.noPython:
+		// Without Python frames read from the interpreter, its perf
+		// trampolines are what names Python functions.
 		plan.runtime = lang.ForAttach(cfg.PID)
 	}
 }

@@ -150,6 +150,7 @@ func (w *Windows) Close(stderr io.Writer) {
 		w.sess.Stop(2 * time.Second)
 	}
 	closeSession(w.sess, stderr)
+	w.b.py.close()
 }
 
 // successor is the builder that takes a session's samples after b: a new
@@ -161,6 +162,7 @@ func successor(b *builder, plan *Plan, sess *sampler.Session, now uint64) *build
 	b.flushParked() // what waits for a module belongs to b's profile
 	nb := newSessionBuilder(b.res, plan, sess)
 	nb.entries = b.entries
+	nb.py = b.py.successor()
 	if b.weights != nil && nb.weights != nil {
 		nb.weights.timeline, nb.weights.latency = b.weights.timeline, b.weights.latency
 		nb.weights.trigger = b.weights.trigger

@@ -46,6 +46,9 @@ func pythonOf(path string, depth int) (v Version, ok bool) {
 		if m := pythonName.FindStringSubmatch(filepath.Base(p)); m != nil {
 			return parseVersion(m[1], m[2]), true
 		}
+		if m := libPython.FindStringSubmatch(filepath.Base(p)); m != nil {
+			return parseVersion(m[1], m[2]), true
+		}
 		return Version{}, false
 	}
 	f, err := elf.Open(real)

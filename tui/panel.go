@@ -120,6 +120,10 @@ func (p *countersPanel) lines() []string {
 	if c.JIT != "" {
 		jitLines = take()
 	}
+	pyLines := 0
+	if c.Python != "" {
+		pyLines = take()
+	}
 	counterLines = more(counterLines, len(p.counterLines(0)))
 	counted := hasPoints(c.Density)
 	if counted {
@@ -130,6 +134,7 @@ func (p *countersPanel) lines() []string {
 	offLines = more(offLines, len(p.offCPULines(0)))
 	memLines = more(memLines, len(p.memoryLines(0)))
 	jitLines = more(jitLines, len(p.labelled("JIT", c.JIT, 0)))
+	pyLines = more(pyLines, len(p.labelled("python", c.Python, 0)))
 
 	out := p.counterLines(counterLines)
 	if paramsLines > 0 {
@@ -159,6 +164,9 @@ func (p *countersPanel) lines() []string {
 	}
 	if jitLines > 0 {
 		out = append(out, p.labelled("JIT", c.JIT, jitLines)...)
+	}
+	if pyLines > 0 {
+		out = append(out, p.labelled("python", c.Python, pyLines)...)
 	}
 	return out
 }

@@ -57,6 +57,10 @@ type Counters struct {
 	// what names it (a perf map, a jitdump, nothing and the fix), for its
 	// busiest process ("": none sampled).
 	JIT string
+	// Python is what reading Python stacks from CPython interpreters
+	// did: the versions, the torn share and why, what a read costs ("":
+	// no Python sampled).
+	Python string
 }
 
 // StackStop is a place where truncated stacks stop: the module of their

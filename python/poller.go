@@ -1,0 +1,386 @@
+package python
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Status says what At found for a sample.
+type Status uint8
+
+const (
+	// Found: frames read within the slack of the sample's time.
+	Found Status = iota
+	// NotRead: the thread runs Python, but no read is close enough in
+	// time to the sample (the poller had not read it yet, or the
+	// sample came after its history).
+	NotRead
+	// NoThreadState: the thread runs no Python (a C library's worker).
+	NoThreadState
+	// NotReadable: the process is not a CPython this package reads, or
+	// not yet (Problem says why).
+	NotReadable
+)
+
+// Poller reads the Python stacks of the threads of some processes on a
+// goroutine of its own, about once per sampling period for the threads
+// that run (they had samples lately, or their stack moved) and ten times a
+// second for the others, and keeps what it read by time (history) for At.
+// It reads with process_vm_readv, the thread running: no ptrace stop.
+type Poller struct {
+	period time.Duration
+	newMem func(pid int) Memory
+
+	mu    sync.Mutex
+	procs map[int]*proc
+	// pending are the processes to look at for an interpreter.
+	pending []int
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+
+	reads, syscalls, changed, failed, readNS atomic.Uint64
+}
+
+// proc is one process: its interpreter and reader (the poller's
+// goroutine's alone) and its threads' histories (under mu).
+type proc struct {
+	pid     int
+	in      *Interpreter
+	rd      *reader
+	problem string // why it is not read (under mu)
+	first   uint64 // when it was first looked at
+	tries   int
+
+	threads     map[int]*thread // by tid (under mu)
+	listed      uint64          // when the thread states were last listed
+	wantList    bool            // a sample came from a thread not listed
+	states      []threadState
+	scratch     []Frame
+	maxThreads  int
+	listProblem string
+}
+
+type thread struct {
+	tstate   uint64
+	hist     history
+	hotUntil uint64 // read every period until then
+	idleNext uint64 // when an idle thread is read next
+	gone     uint64 // when it left the thread states' list, 0 if listed
+	last     []Frame
+}
+
+// Timings of the poller (ns).
+const (
+	idleEvery   = uint64(100e6) // an idle thread's reads
+	hotFor      = uint64(300e6) // a thread stays hot after a sample or a move
+	listEvery   = uint64(1e9)   // the thread states' list
+	relistAfter = uint64(20e6)  // at most this often for an unknown thread
+	lookFor     = uint64(3e9)   // a process that maps no interpreter yet
+	keepGone    = uint64(3e9)   // a thread's history after it left
+)
+
+// maxHot bounds the threads read every period, per process: the most a
+// machine's CPUs can run at once is what matters, and reading more than
+// that costs without finding more samples.
+const maxHot = 256
+
+// NewPoller starts a poller that reads running threads once per period.
+func NewPoller(period time.Duration) *Poller {
+	return newPoller(period, ProcessMemory)
+}
+
+func newPoller(period time.Duration, newMem func(int) Memory) *Poller {
+	if period < 200*time.Microsecond {
+		period = 200 * time.Microsecond
+	}
+	p := &Poller{period: period, newMem: newMem, procs: map[int]*proc{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+// Add has the poller look at pid for an interpreter (again, if it was
+// not found: a launched program maps its libpython a moment after exec).
+func (p *Poller) Add(pid int) {
+	p.mu.Lock()
+	if pr := p.procs[pid]; pr != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.procs[pid] = &proc{pid: pid, threads: map[int]*thread{}}
+	p.pending = append(p.pending, pid)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the poller and waits for its goroutine.
+func (p *Poller) Close() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	<-p.done
+}
+
+// slack is how far in time a read may be from a sample and stand for it.
+func (p *Poller) slack() uint64 {
+	return uint64(max(2*p.period, 2*time.Millisecond))
+}
+
+// At appends to dst the Python stack of thread tid of pid as read nearest to
+// time t (ns, CLOCK_MONOTONIC), innermost first (Frame), and says whether
+// it found one. Asking marks the thread as running: it is read every
+// period for a while.
+func (p *Poller) At(pid, tid int, t uint64, dst []Frame) ([]Frame, Status) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := p.procs[pid]
+	if pr == nil || pr.in == nil {
+		return dst, NotReadable
+	}
+	th := pr.threads[tid]
+	if th == nil {
+		pr.wantList = true
+		return dst, NoThreadState
+	}
+	th.hotUntil = monoNow() + hotFor
+	e, d := th.hist.at(t)
+	if e == nil || d > p.slack() {
+		return dst, NotRead
+	}
+	return append(dst, e.frames...), Found
+}
+
+// Interpreter is the interpreter found in pid, nil if none (yet).
+func (p *Poller) Interpreter(pid int) *Interpreter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.procs[pid]; pr != nil {
+		return pr.in
+	}
+	return nil
+}
+
+// Problems says, a line per process, why a process that looked like
+// CPython is not read.
+func (p *Poller) Problems() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, pr := range p.procs {
+		if pr.problem != "" {
+			out = append(out, pr.problem)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Stats are the poller's counts.
+type Stats struct {
+	Reads    uint64 // stacks read
+	Syscalls uint64 // process_vm_readv calls for them
+	Changed  uint64 // reads whose innermost frame moved while read
+	Failed   uint64 // reads that failed otherwise
+	ReadNS   uint64 // time spent reading
+}
+
+func (p *Poller) Stats() Stats {
+	return Stats{p.reads.Load(), p.syscalls.Load(), p.changed.Load(), p.failed.Load(), p.readNS.Load()}
+}
+
+func (p *Poller) run() {
+	defer close(p.done)
+	tick := time.NewTicker(p.period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+		case <-p.wake:
+		}
+		p.look()
+		p.mu.Lock()
+		procs := make([]*proc, 0, len(p.procs))
+		for _, pr := range p.procs {
+			if pr.in != nil {
+				procs = append(procs, pr)
+			}
+		}
+		p.mu.Unlock()
+		for _, pr := range procs {
+			p.pass(pr)
+		}
+	}
+}
+
+// look tries to find the interpreters of the processes added.
+func (p *Poller) look() {
+	p.mu.Lock()
+	pending := p.pending
+	p.pending = nil
+	p.mu.Unlock()
+	now := monoNow()
+	var again []int
+	for _, pid := range pending {
+		p.mu.Lock()
+		pr := p.procs[pid]
+		p.mu.Unlock()
+		if pr == nil {
+			continue
+		}
+		if pr.first == 0 {
+			pr.first = now
+		}
+		mem := p.newMem(pid)
+		in, err := Find(pid, mem)
+		p.mu.Lock()
+		switch {
+		case err == nil:
+			pr.in, pr.rd, pr.problem = in, newReader(in, mem), ""
+		case NotYet(err) && now-pr.first < lookFor:
+			again = append(again, pid)
+		case errors.Is(err, NotPython):
+		default:
+			pr.problem = fmt.Sprintf("pid %d: %v", pid, err)
+		}
+		p.mu.Unlock()
+	}
+	if len(again) > 0 {
+		// Looked at again after a while, not every period: reading
+		// the maps costs. A launched program maps its interpreter
+		// within milliseconds of exec.
+		time.AfterFunc(20*time.Millisecond, func() {
+			p.mu.Lock()
+			p.pending = append(p.pending, again...)
+			p.mu.Unlock()
+		})
+	}
+}
+
+// pass reads the threads of one process that are due.
+func (p *Poller) pass(pr *proc) {
+	now := monoNow()
+	p.mu.Lock()
+	// Listed often while a thread is missing, or none is listed yet (a
+	// launched interpreter initializing): its samples wait for it.
+	list := now-pr.listed >= listEvery || (pr.wantList || len(pr.threads) == 0) && now-pr.listed >= relistAfter
+	p.mu.Unlock()
+	if list {
+		p.list(pr, now)
+	}
+	p.mu.Lock()
+	type due struct {
+		tid int
+		th  *thread
+	}
+	var hot, idle []due
+	for tid, th := range pr.threads {
+		switch {
+		case th.gone != 0:
+		case th.hotUntil > now:
+			hot = append(hot, due{tid, th})
+		case th.idleNext <= now:
+			idle = append(idle, due{tid, th})
+		}
+	}
+	p.mu.Unlock()
+	if len(hot) > maxHot {
+		sort.Slice(hot, func(i, j int) bool { return hot[i].th.hotUntil > hot[j].th.hotUntil })
+		hot = hot[:maxHot]
+	}
+	for _, d := range hot {
+		p.read(pr, d.th)
+	}
+	// Idle threads are spread over idleEvery: a hundred waiting
+	// threads cost a read each per 100 ms, never all in one pass.
+	for _, d := range idle {
+		d.th.idleNext = now + idleEvery - uint64(d.tid%64)*uint64(time.Millisecond)/4
+		p.read(pr, d.th)
+	}
+}
+
+// read reads one thread's stack into its history.
+func (p *Poller) read(pr *proc, th *thread) {
+	rd := pr.rd
+	calls := rd.pages.reads
+	t0 := monoNow()
+	frames, err := rd.stack(th.tstate, t0, pr.scratch[:0])
+	if errors.Is(err, errChanged) {
+		p.changed.Add(1)
+		t0 = monoNow()
+		frames, err = rd.stack(th.tstate, t0, pr.scratch[:0])
+	}
+	t1 := monoNow()
+	pr.scratch = frames[:0]
+	p.reads.Add(1)
+	p.readNS.Add(t1 - t0)
+	p.syscalls.Add(uint64(rd.pages.reads - calls))
+	if err != nil {
+		p.failed.Add(1)
+		return
+	}
+	p.mu.Lock()
+	if !sameFrames(th.last, frames) {
+		// A stack that moves is a thread that runs.
+		if th.last != nil {
+			th.hotUntil = max(th.hotUntil, t1+hotFor)
+		}
+		th.last = append(th.last[:0], frames...)
+	}
+	th.hist.add(t0, t1, frames)
+	p.mu.Unlock()
+}
+
+// list reads the thread states, matching them to the threads by tid.
+func (p *Poller) list(pr *proc, now uint64) {
+	states, err := pr.in.threadStates(pr.rd.mem, pr.states[:0])
+	pr.states = states[:0]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr.listed, pr.wantList = now, false
+	if err != nil {
+		// Half a list is not a reason to forget the threads.
+		pr.listProblem = err.Error()
+		return
+	}
+	listed := make(map[int]bool, len(states))
+	for _, s := range states {
+		if s.tid == 0 {
+			continue
+		}
+		listed[s.tid] = true
+		th := pr.threads[s.tid]
+		if th == nil {
+			// A thread is read every period from the start: samples
+			// tell the poller it runs only when the engine takes them,
+			// a poll interval later.
+			th = &thread{hotUntil: now + hotFor}
+			pr.threads[s.tid] = th
+		}
+		if th.tstate != s.addr {
+			th.tstate, th.last = s.addr, nil
+		}
+		th.gone = 0
+	}
+	for tid, th := range pr.threads {
+		if listed[tid] {
+			continue
+		}
+		if th.gone == 0 {
+			th.gone = now
+		} else if now-th.gone > keepGone {
+			delete(pr.threads, tid)
+		}
+	}
+}

@@ -273,3 +273,61 @@ func TestPythonFramesTopInTmux(t *testing.T) {
 	s.keys("q")
 	s.waitFor(`CCTOP-EXITED 0`, 15*time.Second)
 }
+
+// TestPythonFramesWall (issue 31): with --mode wall, Python threads carry
+// the names threading gave them, and a thread that sleeps in time.sleep
+// shows the Python function it waits in, as a new user reads it.
+func TestPythonFramesWall(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	py := pyenvPython("3.11")
+	if py == "" {
+		t.Skip("python3.11 not installed")
+	}
+	wd, _ := os.Getwd()
+	dir := t.TempDir()
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "--mode", "wall", "-d", "60s", "-o", "w.pb.gz", "--", py, filepath.Join(wd, "testdata", "pywait.py"), "4")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	p := testutil.ReadProfile(t, filepath.Join(dir, "w.pb.gz"))
+	wall := -1
+	for i, st := range p.SampleType {
+		if st.Type == "wall" {
+			wall = i
+		}
+	}
+	if wall < 0 {
+		t.Fatalf("no wall column: %v", p.SampleType)
+	}
+	byThread := map[string]int64{}
+	var napping, total int64
+	for _, s := range p.Sample {
+		v := s.Value[wall]
+		total += v
+		name := ""
+		if n := s.Label["thread_name"]; len(n) > 0 {
+			name = n[0]
+		}
+		byThread[name] += v
+		names := testutil.StackNames(s)
+		inNap := false
+		for i, n := range names {
+			// nap's frame with the sleep below it, waiting.
+			if n == "nap (pywait.py)" && i > 0 {
+				inNap = true
+			}
+		}
+		if name == "napper-1" && inNap {
+			napping += v
+		}
+	}
+	t.Logf("wall by thread %v; napper-1 in nap() %d of %d", byThread, napping, byThread["napper-1"])
+	for _, n := range []string{"napper-1", "worker-1"} {
+		if byThread[n] < total/10 {
+			t.Errorf("thread %q has %d of %d ns of wall time: named as threading names it?", n, byThread[n], total)
+		}
+	}
+	if napping*10 < byThread["napper-1"]*9 {
+		t.Errorf("napper-1 waits in nap() for %d of its %d ns, want >= 90%%:\n%s", napping, byThread["napper-1"], stderr)
+	}
+}

@@ -496,7 +496,7 @@ func (l *Live) publish() {
 		state = "paused"
 	}
 	l.b.settle(monoNow())
-	names := threadNames(l.sess)
+	names := l.b.pyThreadNames(threadNames(l.sess))
 	threads := make([]cct.Thread, 0, len(names))
 	for _, th := range names {
 		threads = append(threads, th)

@@ -168,6 +168,7 @@ func (b *builder) apply(r *sampler.Record) bool {
 		if r.Exec() {
 			b.retireJIT(r.PID)
 			b.res.Exec(int(r.PID))
+			b.py.exec(r.PID)
 		}
 	case sampler.KindMmap:
 		b.res.AddMapping(int(r.PID), symbol.Mapping{
@@ -178,6 +179,7 @@ func (b *builder) apply(r *sampler.Record) bool {
 		if r.PID != r.PPID {
 			b.res.Fork(int(r.PPID), int(r.PID))
 		}
+		b.py.fork(r)
 		if b.off != nil {
 			b.forkedThread(r)
 		}

@@ -80,6 +80,27 @@ func (ps *pyStacks) add(pid uint32) {
 	}
 }
 
+// fork: a child process is looked at (multiprocessing's workers are
+// interpreters too), a new thread's state listed.
+func (ps *pyStacks) fork(r *sampler.Record) {
+	switch {
+	case ps == nil:
+	case r.PID != r.PPID:
+		ps.add(r.PID)
+	default:
+		ps.poller.NewThread(int(r.PID))
+	}
+}
+
+// exec: the process runs another program now, maybe another interpreter.
+func (ps *pyStacks) exec(pid uint32) {
+	if ps != nil {
+		ps.added[pid] = true
+		delete(ps.interp, pid)
+		ps.poller.Forget(int(pid))
+	}
+}
+
 // successor shares the poller and starts new counts.
 func (ps *pyStacks) successor() *pyStacks {
 	if ps == nil {
@@ -338,6 +359,24 @@ func (ps *pyStacks) trampolinesAgree(frames []python.Frame) bool {
 		outer = nil
 	}
 	return true
+}
+
+// pyThreadNames names the threads of Python processes as threading names
+// them ("worker-1"), in place of the kernel's comm.
+func (b *builder) pyThreadNames(names map[uint32]cct.Thread) map[uint32]cct.Thread {
+	ps := b.py
+	if ps == nil {
+		return names
+	}
+	for pid := range ps.added {
+		for tid, n := range ps.poller.ThreadNames(int(pid)) {
+			if th, ok := names[uint32(tid)]; ok && n != "" {
+				th.Name = n
+				names[uint32(tid)] = th
+			}
+		}
+	}
+	return names
 }
 
 // pyLines says what reading Python stacks did, for the summary: a line per

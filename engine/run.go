@@ -188,7 +188,7 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	m := cct.Meta{
 		SampleType: "cpu", Unit: "nanoseconds",
 		TimeNanos: rec.start.UnixNano(), DurationNanos: rec.elapsed.Nanoseconds(),
-		Threads: threadNames(rec.sess),
+		Threads: rec.b.pyThreadNames(threadNames(rec.sess)),
 		Calls:   plan.hasCalls(),
 		Flow:    rec.flow != nil,
 		Modules: moduleInfo(rec.b),

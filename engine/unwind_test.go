@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -96,9 +97,15 @@ func TestUnwindPython(t *testing.T) {
 	if with*100 < n*95 {
 		t.Errorf("%d of %d samples reach Py_BytesMain, want >= 95%%\n%s", with, n, stderr)
 	}
-	evals, _ := shareWith(t, p, func(names []string) bool { return slices.Contains(names, "_PyEval_EvalFrameDefault") })
+	// The interpreter's loop, or the Python functions read from it that
+	// replace its frames (issue 31).
+	evals, _ := shareWith(t, p, func(names []string) bool {
+		return slices.ContainsFunc(names, func(n string) bool {
+			return n == "_PyEval_EvalFrameDefault" || strings.HasSuffix(n, " (cpu_bound.py)")
+		})
+	})
 	if evals*2 < n {
-		t.Errorf("%d of %d samples in _PyEval_EvalFrameDefault", evals, n)
+		t.Errorf("%d of %d samples in _PyEval_EvalFrameDefault or a Python function", evals, n)
 	}
 	t.Logf("%d of %d samples (%.1f%%) reach Py_BytesMain", with, n, 100*float64(with)/float64(n))
 }

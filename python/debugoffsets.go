@@ -66,65 +66,11 @@ var debugGroups313 = []debugGroup{
 // offset must lie within its struct before it is used, so that no field of
 // the result sends the reader outside the object it reads.
 func parseDebugOffsets(b []byte, v lang.Version) (Layout, error) {
-	if v != (lang.Version{Major: 3, Minor: 13}) {
-		return Layout{}, fmt.Errorf("CPython %s: layout not known to this cctop", v)
+	d, err := debugOffsetsTable(b, v)
+	if err != nil {
+		return Layout{}, err
 	}
-	if len(b) < debugOffsetsSize {
-		return Layout{}, fmt.Errorf("debug offsets: %d bytes, not %d", len(b), debugOffsetsSize)
-	}
-	if string(b[:8]) != debugCookie {
-		return Layout{}, fmt.Errorf("debug offsets: cookie %q, not %q", b[:8], debugCookie)
-	}
-	// PY_VERSION_HEX is 0xMMmmppLS; the patch level does not change the
-	// layout.
-	hex := binary.LittleEndian.Uint64(b[8:])
-	if major, minor := hex>>24, hex>>16&0xff; major != uint64(v.Major) || minor != uint64(v.Minor) {
-		return Layout{}, fmt.Errorf("debug offsets: of CPython %d.%d, not %s", major, minor, v)
-	}
-	if binary.LittleEndian.Uint64(b[16:]) != 0 {
-		// Other offsets (a larger PyObject header, for a start), and
-		// stacks that change under a reader that holds no lock.
-		return Layout{}, fmt.Errorf("free-threaded build: not supported")
-	}
-
-	d := make(map[string]uint64, 90)
-	at := 24
-	next := func() uint64 {
-		x := binary.LittleEndian.Uint64(b[at:])
-		at += 8
-		return x
-	}
-	for _, g := range debugGroups313 {
-		size := next()
-		if size == 0 || size >= maxStructSize {
-			return Layout{}, fmt.Errorf("debug offsets: %s.size is %d, not a plausible struct size", g.name, size)
-		}
-		d[g.name+".size"] = size
-		for _, f := range g.offsets {
-			off := next()
-			if off >= size {
-				return Layout{}, fmt.Errorf("debug offsets: %s.%s is %d, past the struct's %d bytes", g.name, f, off, size)
-			}
-			d[g.name+"."+f] = off
-		}
-	}
-
-	// field is an offset the reader uses, whose width bytes must lie
-	// within the struct too, not only its first byte.
-	var err error
-	field := func(name string, width uint64) uint64 {
-		group, _, _ := strings.Cut(name, ".")
-		off, ok := d[name]
-		size := d[group+".size"]
-		switch {
-		case err != nil:
-		case !ok:
-			err = fmt.Errorf("debug offsets: no field %s", name)
-		case off+width > size:
-			err = fmt.Errorf("debug offsets: %s is %d, its %d bytes end past the struct's %d", name, off, width, size)
-		}
-		return off
-	}
+	field := d.fieldFunc(&err)
 	// within checks a bound between fields, which field cannot.
 	within := func(name string, end, limit uint64, of string) {
 		if err == nil && end > limit {
@@ -201,4 +147,107 @@ func parseDebugOffsets(b []byte, v lang.Version) (Layout, error) {
 		return Layout{}, err
 	}
 	return l, nil
+}
+
+// debugTable is a _Py_DebugOffsets read and checked: each struct's size
+// ("group.size") and offsets ("group.field") by name.
+type debugTable map[string]uint64
+
+// debugOffsetsTable checks the first debugOffsetsSize bytes of a 3.13
+// _PyRuntime (cookie, version, no free threading) and reads their groups,
+// each size bounded and each offset within its struct.
+func debugOffsetsTable(b []byte, v lang.Version) (debugTable, error) {
+	if v != (lang.Version{Major: 3, Minor: 13}) {
+		return nil, fmt.Errorf("CPython %s: layout not known to this cctop", v)
+	}
+	if len(b) < debugOffsetsSize {
+		return nil, fmt.Errorf("debug offsets: %d bytes, not %d", len(b), debugOffsetsSize)
+	}
+	if string(b[:8]) != debugCookie {
+		return nil, fmt.Errorf("debug offsets: cookie %q, not %q", b[:8], debugCookie)
+	}
+	// PY_VERSION_HEX is 0xMMmmppLS; the patch level does not change the
+	// layout.
+	hex := binary.LittleEndian.Uint64(b[8:])
+	if major, minor := hex>>24, hex>>16&0xff; major != uint64(v.Major) || minor != uint64(v.Minor) {
+		return nil, fmt.Errorf("debug offsets: of CPython %d.%d, not %s", major, minor, v)
+	}
+	if binary.LittleEndian.Uint64(b[16:]) != 0 {
+		// Other offsets (a larger PyObject header, for a start), and
+		// stacks that change under a reader that holds no lock.
+		return nil, fmt.Errorf("free-threaded build: not supported")
+	}
+
+	d := make(debugTable, 90)
+	at := 24
+	next := func() uint64 {
+		x := binary.LittleEndian.Uint64(b[at:])
+		at += 8
+		return x
+	}
+	for _, g := range debugGroups313 {
+		size := next()
+		if size == 0 || size >= maxStructSize {
+			return nil, fmt.Errorf("debug offsets: %s.size is %d, not a plausible struct size", g.name, size)
+		}
+		d[g.name+".size"] = size
+		for _, f := range g.offsets {
+			off := next()
+			if off >= size {
+				return nil, fmt.Errorf("debug offsets: %s.%s is %d, past the struct's %d bytes", g.name, f, off, size)
+			}
+			d[g.name+"."+f] = off
+		}
+	}
+	return d, nil
+}
+
+// fieldFunc is a reader of offsets the reader uses, whose width bytes
+// must lie within the struct too, not only its first byte: the first that
+// does not sets *err, and the others are then not checked.
+func (d debugTable) fieldFunc(err *error) func(name string, width uint64) uint64 {
+	return func(name string, width uint64) uint64 {
+		group, _, _ := strings.Cut(name, ".")
+		off, ok := d[name]
+		size := d[group+".size"]
+		switch {
+		case *err != nil:
+		case !ok:
+			*err = fmt.Errorf("debug offsets: no field %s", name)
+		case off+width > size:
+			*err = fmt.Errorf("debug offsets: %s is %d, its %d bytes end past the struct's %d", name, off, width, size)
+		}
+		return off
+	}
+}
+
+// namesLayout313 is the namesLayout of CPython 3.13 (threadnames.go), from
+// the same bytes as its Layout: what _Py_DebugOffsets carries (where
+// sys.modules is in the interpreter state, a dict's ma_keys and ma_values,
+// an int's lv_tag and digits, a type's tp_flags), and the rest as 3.13's
+// headers have it (Include/internal/pycore_dict.h, pycore_object.h,
+// pycore_moduleobject.h, Include/cpython/object.h, of a build with the
+// GIL: _Py_DebugOffsets says so), which layout_headers_test.go checks.
+func namesLayout313(b []byte, v lang.Version) (namesLayout, error) {
+	d, err := debugOffsetsTable(b, v)
+	if err != nil {
+		return namesLayout{}, err
+	}
+	field := d.fieldFunc(&err)
+	nl := names313
+	nl.InterpModules = field("interpreter_state.imports_modules", 8)
+	nl.DictKeys = field("dict_object.ma_keys", 8)
+	nl.DictValues = field("dict_object.ma_values", 8)
+	nl.LongSize = field("long_object.lv_tag", 8)
+	// The digits are read past the struct's size (ob_digit[1] counts one),
+	// as many as the tag says: the first must lie within it.
+	nl.LongDigits = field("long_object.ob_digit", 4)
+	nl.TypeFlags = field("type_object.tp_flags", 8)
+	if err == nil && nl.LongSize+8 > nl.LongDigits {
+		err = fmt.Errorf("debug offsets: long_object.lv_tag ends at %d, past long_object.ob_digit (%d)", nl.LongSize+8, nl.LongDigits)
+	}
+	if err != nil {
+		return namesLayout{}, err
+	}
+	return nl, nil
 }

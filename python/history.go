@@ -42,6 +42,14 @@ func (h *history) add(t0, t1 uint64, frames []Frame) {
 	}
 }
 
+// last is the newest entry, nil if none.
+func (h *history) last() *entry {
+	if h.n == 0 {
+		return nil
+	}
+	return &h.entries[(h.head+len(h.entries)-1)%len(h.entries)]
+}
+
 // at is the entry nearest in time to t and how far it is (0 inside its
 // span), nil if there is none.
 func (h *history) at(t uint64) (*entry, uint64) {

@@ -155,9 +155,16 @@ int main(void) {
 // include.
 func headerValues(t *testing.T, v lang.Version, include string) map[string]uint64 {
 	t.Helper()
+	return runHeaderProgram(t, include, headerProgram(v, headerExprs(v)))
+}
+
+// runHeaderProgram compiles and runs a program that prints name=value
+// lines, against the headers under include.
+func runHeaderProgram(t *testing.T, include, program string) map[string]uint64 {
+	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "layout.c")
-	if err := os.WriteFile(src, []byte(headerProgram(v, headerExprs(v))), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(program), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "layout")
@@ -347,5 +354,288 @@ func checkFuzzSeed(t *testing.T, build string, real []byte) {
 	}
 	if seed != string(real) {
 		t.Errorf("%s differs from the build's _PyRuntime: write it again from the library", path)
+	}
+}
+
+// namesHeaderExprs is, for each field of namesLayout (threadnames.go), the
+// C expression that computes it from the headers of CPython v, "0" where
+// the version has no such field; and, as "const.<name>", the constants of
+// threadnames.go the version has. cctop_* are the private structs that
+// namesHeaderProgram declares again, and the functions it adds.
+func namesHeaderExprs(v lang.Version) map[string]string {
+	e := map[string]string{
+		"InterpModules":      "offsetof(PyInterpreterState, modules)",
+		"ModuleDict":         "offsetof(PyModuleObject, md_dict)",
+		"DictKeys":           "offsetof(PyDictObject, ma_keys)",
+		"DictValues":         "offsetof(PyDictObject, ma_values)",
+		"KeysLog2":           "_Generic(((PyDictKeysObject *)0)->dk_log2_size, uint8_t: 1, default: 0)",
+		"KeysSize":           "offsetof(PyDictKeysObject, dk_log2_size)",
+		"KeysLog2IndexBytes": "offsetof(PyDictKeysObject, dk_log2_index_bytes)",
+		"KeysKind":           "offsetof(PyDictKeysObject, dk_kind)",
+		"KeysNentries":       "offsetof(PyDictKeysObject, dk_nentries)",
+		"KeysIndices":        "offsetof(PyDictKeysObject, dk_indices)",
+		"EntrySize":          "sizeof(PyDictKeyEntry)",
+		"EntryKey":           "offsetof(PyDictKeyEntry, me_key)",
+		"EntryValue":         "offsetof(PyDictKeyEntry, me_value)",
+		"UnicodeEntrySize":   "sizeof(PyDictUnicodeEntry)",
+		"UnicodeEntryKey":    "offsetof(PyDictUnicodeEntry, me_key)",
+		"UnicodeEntryValue":  "offsetof(PyDictUnicodeEntry, me_value)",
+		"ValuesValues":       "offsetof(PyDictValues, values)",
+		"ValuesCapacity":     "0",
+		"ValuesValid":        "0",
+		"LongTag":            "0",
+		"LongSize":           "offsetof(PyLongObject, ob_base.ob_size)",
+		"LongDigits":         "offsetof(PyLongObject, ob_digit)",
+		"TypeFlags":          "offsetof(PyTypeObject, tp_flags)",
+		"TypeDictOffset":     "offsetof(PyTypeObject, tp_dictoffset)",
+		"HeapTypeCachedKeys": "offsetof(PyHeapTypeObject, ht_cached_keys)",
+		"ManagedDict":        "BEFORE(_PyObject_ManagedDictPointer, Py_TPFLAGS_MANAGED_DICT)",
+		"ManagedValues":      "0",
+		"TaggedValues":       "0",
+		"InlineValues":       "0",
+
+		"const.tpflagsHeapType":    "Py_TPFLAGS_HEAPTYPE",
+		"const.tpflagsManagedDict": "Py_TPFLAGS_MANAGED_DICT",
+		"const.dictKeysGeneral":    "DICT_KEYS_GENERAL",
+		"const.dictKeysUnicode":    "DICT_KEYS_UNICODE",
+		"const.dictKeysSplit":      "DICT_KEYS_SPLIT",
+		"const.longShift":          "PyLong_SHIFT",
+	}
+	zero := func(names ...string) {
+		for _, n := range names {
+			e[n] = "0"
+		}
+	}
+	if !v.AtLeast(3, 11) {
+		// The private dict-common.h, declared again as cctop_*; one
+		// kind of entry, of a hash, a key and a value; __dict__ only
+		// at tp_dictoffset.
+		e["KeysSize"] = "offsetof(struct cctop_dictkeys, dk_size)"
+		e["KeysNentries"] = "offsetof(struct cctop_dictkeys, dk_nentries)"
+		e["KeysIndices"] = "offsetof(struct cctop_dictkeys, dk_indices)"
+		e["EntrySize"] = "sizeof(cctop_PyDictKeyEntry)"
+		e["EntryKey"] = "offsetof(cctop_PyDictKeyEntry, me_key)"
+		e["EntryValue"] = "offsetof(cctop_PyDictKeyEntry, me_value)"
+		zero("KeysLog2", "KeysLog2IndexBytes", "KeysKind", "UnicodeEntrySize", "UnicodeEntryKey", "UnicodeEntryValue",
+			"ValuesValues", "HeapTypeCachedKeys", "ManagedDict")
+		for _, c := range []string{"const.tpflagsManagedDict", "const.dictKeysGeneral", "const.dictKeysUnicode", "const.dictKeysSplit"} {
+			delete(e, c)
+		}
+		if !v.AtLeast(3, 10) {
+			e["ModuleDict"] = "offsetof(cctop_PyModuleObject, md_dict)"
+		}
+	}
+	switch {
+	case v.AtLeast(3, 13):
+		e["InterpModules"] = "offsetof(PyInterpreterState, imports.modules)"
+		e["ValuesCapacity"] = "offsetof(PyDictValues, capacity)"
+		e["ValuesValid"] = "offsetof(PyDictValues, valid)"
+		e["InlineValues"] = "AFTER(_PyObject_InlineValues, Py_TPFLAGS_MANAGED_DICT | Py_TPFLAGS_INLINE_VALUES)"
+		e["const.tpflagsInlineValues"] = "Py_TPFLAGS_INLINE_VALUES"
+	case v.AtLeast(3, 12):
+		e["InterpModules"] = "offsetof(PyInterpreterState, imports.modules)"
+		e["ManagedDict"] = "BEFORE(_PyObject_DictOrValuesPointer, Py_TPFLAGS_MANAGED_DICT)"
+		// The values pointer, less one, tagged by its low bit.
+		e["TaggedValues"] = "_PyDictOrValues_IsValues((PyDictOrValues){.values = (char *)7}) && " +
+			"!_PyDictOrValues_IsValues((PyDictOrValues){.values = (char *)8}) && " +
+			"(char *)_PyDictOrValues_GetValues((PyDictOrValues){.values = (char *)7}) == (char *)8"
+	case v.AtLeast(3, 11):
+		e["ManagedValues"] = "BEFORE(_PyObject_ValuesPointer, Py_TPFLAGS_MANAGED_DICT)"
+	}
+	if v.AtLeast(3, 12) {
+		e["LongTag"] = "_Generic(((PyLongObject *)0)->long_value.lv_tag, uintptr_t: 1, default: 0)"
+		e["LongSize"] = "offsetof(PyLongObject, long_value.lv_tag)"
+		e["LongDigits"] = "offsetof(PyLongObject, long_value.ob_digit)"
+		e["const.longNonSizeBits"] = "NON_SIZE_BITS"
+		e["const.longSignMask"] = "SIGN_MASK"
+		e["const.longSignZero"] = "SIGN_ZERO"
+	}
+	return e
+}
+
+// namesConsts are the constants of threadnames.go that namesHeaderExprs
+// names.
+var namesConsts = map[string]uint64{
+	"const.tpflagsInlineValues": tpflagsInlineValues,
+	"const.tpflagsManagedDict":  tpflagsManagedDict,
+	"const.tpflagsHeapType":     tpflagsHeapType,
+	"const.dictKeysGeneral":     dictKeysGeneral,
+	"const.dictKeysUnicode":     dictKeysUnicode,
+	"const.dictKeysSplit":       dictKeysSplit,
+	"const.longShift":           longShift,
+	"const.longNonSizeBits":     longNonSizeBits,
+	"const.longSignMask":        longSignMask,
+	"const.longSignZero":        longSignZero,
+}
+
+// namesHeaderProgram is headerProgram's for namesHeaderExprs: the headers
+// of dicts, modules, ints and objects too; before 3.11 the private
+// structs of Objects/dict-common.h (and before 3.10 of
+// Objects/moduleobject.c), as the releases' sources declare them; an
+// object of a type with the flags given, to measure where the version's
+// functions find its managed dict and values.
+func namesHeaderProgram(v lang.Version, exprs map[string]string) string {
+	var b strings.Builder
+	b.WriteString("#define Py_BUILD_CORE 1\n#include \"Python.h\"\n")
+	b.WriteString("#include \"internal/pycore_interp.h\"\n#include \"internal/pycore_runtime.h\"\n")
+	if v.AtLeast(3, 10) {
+		b.WriteString("#include \"internal/pycore_moduleobject.h\"\n")
+	}
+	if v.AtLeast(3, 11) {
+		b.WriteString("#include \"internal/pycore_dict.h\"\n#include \"internal/pycore_object.h\"\n")
+	} else {
+		b.WriteString("#include \"longintrepr.h\"\n")
+	}
+	if v.AtLeast(3, 12) {
+		b.WriteString("#include \"internal/pycore_long.h\"\n")
+	}
+	b.WriteString(`#include <stddef.h>
+#include <stdio.h>
+`)
+	if !v.AtLeast(3, 11) {
+		b.WriteString(`
+/* Objects/dict-common.h of 3.9 and 3.10: not installed. */
+typedef struct {
+	Py_hash_t me_hash;
+	PyObject *me_key;
+	PyObject *me_value;
+} cctop_PyDictKeyEntry;
+
+struct cctop_dictkeys {
+	Py_ssize_t dk_refcnt;
+	Py_ssize_t dk_size;
+	void *dk_lookup; /* dict_lookup_func */
+	Py_ssize_t dk_usable;
+	Py_ssize_t dk_nentries;
+	char dk_indices[];
+};
+
+/* Objects/moduleobject.c of 3.9: installed from 3.10. */
+typedef struct {
+	PyObject_HEAD
+	PyObject *md_dict;
+	struct PyModuleDef *md_def;
+	void *md_state;
+	PyObject *md_weaklist;
+	PyObject *md_name;
+} cctop_PyModuleObject;
+`)
+	}
+	b.WriteString(`
+/* An object of a type of the flags given (and of the basic size of an
+   object with no fields), with room before it: BEFORE and AFTER are how
+   far before or after it f finds what it finds. */
+static PyTypeObject cctop_type;
+static struct {
+	PyObject *pre[4];
+	PyObject ob;
+} cctop_obj;
+
+static PyObject *cctop_fake(unsigned long flags) {
+	cctop_type.tp_flags = flags;
+	cctop_type.tp_basicsize = sizeof(PyObject);
+	cctop_obj.ob.ob_type = &cctop_type;
+	return &cctop_obj.ob;
+}
+
+#define BEFORE(f, flags) ((size_t)((char *)cctop_fake(flags) - (char *)f(cctop_fake(flags))))
+#define AFTER(f, flags) ((size_t)((char *)f(cctop_fake(flags)) - (char *)cctop_fake(flags)))
+
+int main(void) {
+`)
+	names := make([]string, 0, len(exprs))
+	for n := range exprs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "\tprintf(\"%s=%%zu\\n\", (size_t)(%s));\n", n, exprs[n])
+	}
+	b.WriteString("\treturn 0;\n}\n")
+	return b.String()
+}
+
+// compareNamesLayout checks every field of nl, and the constants, against
+// the headers' values.
+func compareNamesLayout(t *testing.T, nl namesLayout, want map[string]uint64) {
+	t.Helper()
+	rv := reflect.ValueOf(nl)
+	seen := map[string]bool{}
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		seen[f.Name] = true
+		w, ok := want[f.Name]
+		if !ok {
+			t.Errorf("namesLayout.%s: no C expression for it in namesHeaderExprs", f.Name)
+			continue
+		}
+		var got uint64
+		switch f.Type.Kind() {
+		case reflect.Uint64:
+			got = rv.Field(i).Uint()
+		case reflect.Bool:
+			if rv.Field(i).Bool() {
+				got = 1
+			}
+		default:
+			t.Errorf("namesLayout.%s: a %s, which this test does not know how to check", f.Name, f.Type)
+			continue
+		}
+		if got != w {
+			t.Errorf("namesLayout.%s = %d, the headers say %d", f.Name, got, w)
+		}
+	}
+	for name, w := range want {
+		if strings.HasPrefix(name, "const.") {
+			if c, ok := namesConsts[name]; !ok || c != w {
+				t.Errorf("%s = %d (%v), the headers say %d", strings.TrimPrefix(name, "const."), c, ok, w)
+			}
+		} else if !seen[name] {
+			t.Errorf("namesHeaderExprs has %s, not a field of namesLayout", name)
+		}
+	}
+}
+
+// TestNamesLayoutsMatchHeaders checks the tables of what ThreadNames
+// reads (3.9–3.12), and what namesLayout313 makes of a 3.13 build's debug
+// offsets, against the installed headers of pyenv's builds.
+func TestNamesLayoutsMatchHeaders(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	for minor := 9; minor <= 13; minor++ {
+		v := lang.Version{Major: 3, Minor: minor}
+		for _, dir := range pyenvBuilds(minor) {
+			t.Run(filepath.Base(dir), func(t *testing.T) {
+				include := filepath.Join(dir, "include", "python"+v.String())
+				if _, err := os.Stat(filepath.Join(include, "internal", "pycore_runtime.h")); err != nil {
+					t.Skipf("no internal headers: %v", err)
+				}
+				want := runHeaderProgram(t, include, namesHeaderProgram(v, namesHeaderExprs(v)))
+				if minor <= 12 {
+					nl, ok := namesLayoutFor(v)
+					if !ok {
+						t.Fatalf("namesLayoutFor(%v): none", v)
+					}
+					compareNamesLayout(t, nl, want)
+					return
+				}
+				lib := filepath.Join(dir, "lib", "libpython"+v.String()+".so.1.0")
+				b, err := runtimeBytes(lib, debugOffsetsSize)
+				if err != nil {
+					t.Skipf("no _PyRuntime to read: %v", err)
+				}
+				nl, err := namesLayout313(b, v)
+				if err != nil {
+					t.Fatalf("namesLayout313 of %s: %v", lib, err)
+				}
+				compareNamesLayout(t, nl, want)
+			})
+		}
+	}
+	for _, v := range []lang.Version{{Major: 3, Minor: 8}, {Major: 3, Minor: 13}, {Major: 2, Minor: 7}} {
+		if _, ok := namesLayoutFor(v); ok {
+			t.Errorf("namesLayoutFor(%v): a table", v)
+		}
 	}
 }

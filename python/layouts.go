@@ -202,3 +202,168 @@ var layout312 = Layout{
 	ObjectType: 8,  // PyObject.ob_type
 	TypeName:   24, // PyTypeObject.tp_name
 }
+
+// namesLayoutFor is the namesLayout (threadnames.go) of a release build of
+// CPython v, for 3.9 to 3.12; 3.13's is namesLayout313, from its debug
+// offsets and names313.
+func namesLayoutFor(v lang.Version) (namesLayout, bool) {
+	if v.Major != 3 {
+		return namesLayout{}, false
+	}
+	switch v.Minor {
+	case 9:
+		return names39, true
+	case 10:
+		return names310, true
+	case 11:
+		return names311, true
+	case 12:
+		return names312, true
+	}
+	return namesLayout{}, false
+}
+
+// What ThreadNames reads of 3.9 and 3.10. The dict keys object is
+// Objects/dict-common.h's, a private header that is not installed (nor
+// before 3.10 is PyModuleObject, of Objects/moduleobject.c): the numbers
+// are gcc's of the release's source, as layout_headers_test.go declares
+// it again, and the live test reads them at work. An instance's __dict__
+// is a pointer at tp_dictoffset.
+var names39 = namesLayout{
+	InterpModules: 856, // Include/internal/pycore_interp.h: struct _is.modules
+
+	ModuleDict: 16, // Objects/moduleobject.c: PyModuleObject.md_dict
+
+	DictKeys:   32, // Include/cpython/dictobject.h: PyDictObject.ma_keys
+	DictValues: 40, // Include/cpython/dictobject.h: PyDictObject.ma_values (PyObject **)
+
+	KeysSize:     8,  // Objects/dict-common.h: struct _dictkeysobject.dk_size (Py_ssize_t)
+	KeysNentries: 32, // Objects/dict-common.h: struct _dictkeysobject.dk_nentries
+	KeysIndices:  40, // Objects/dict-common.h: struct _dictkeysobject.dk_indices
+
+	EntrySize:  24, // Objects/dict-common.h: sizeof(PyDictKeyEntry): me_hash, me_key, me_value
+	EntryKey:   8,
+	EntryValue: 16,
+
+	LongSize:   16, // Include/longintrepr.h: PyLongObject.ob_base.ob_size (signed: the number of digits)
+	LongDigits: 24, // Include/longintrepr.h: PyLongObject.ob_digit (30-bit digits in uint32s)
+
+	TypeFlags:      168, // Include/cpython/object.h: PyTypeObject.tp_flags
+	TypeDictOffset: 288, // Include/cpython/object.h: PyTypeObject.tp_dictoffset
+}
+
+// 3.10: as 3.9 (PyModuleObject is now in
+// Include/internal/pycore_moduleobject.h).
+var names310 = names39
+
+// 3.11: a dict's keys object says the log2 of its size and its kind, and
+// keys that are all str have entries of two pointers; an instance of a
+// class keeps its attributes before its header, as values (with its
+// class's shared keys) or as a dict.
+var names311 = namesLayout{
+	InterpModules: 888, // Include/internal/pycore_interp.h: struct _is.modules
+
+	ModuleDict: 16, // Include/internal/pycore_moduleobject.h: PyModuleObject.md_dict
+
+	DictKeys:   32, // Include/cpython/dictobject.h: PyDictObject.ma_keys
+	DictValues: 40, // Include/cpython/dictobject.h: PyDictObject.ma_values (PyDictValues *)
+
+	KeysLog2:           true,
+	KeysSize:           8,  // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_log2_size (uint8_t)
+	KeysLog2IndexBytes: 9,  // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_log2_index_bytes (uint8_t)
+	KeysKind:           10, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_kind (uint8_t)
+	KeysNentries:       24, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_nentries
+	KeysIndices:        32, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_indices
+
+	EntrySize:         24, // Include/internal/pycore_dict.h: sizeof(PyDictKeyEntry): me_hash, me_key, me_value
+	EntryKey:          8,
+	EntryValue:        16,
+	UnicodeEntrySize:  16, // Include/internal/pycore_dict.h: sizeof(PyDictUnicodeEntry): me_key, me_value
+	UnicodeEntryKey:   0,
+	UnicodeEntryValue: 8,
+
+	ValuesValues: 0, // Include/internal/pycore_dict.h: struct _dictvalues.values
+
+	LongSize:   16, // Include/cpython/longintrepr.h: PyLongObject.ob_base.ob_size
+	LongDigits: 24, // Include/cpython/longintrepr.h: PyLongObject.ob_digit
+
+	TypeFlags:          168, // Include/cpython/object.h: PyTypeObject.tp_flags
+	TypeDictOffset:     288, // Include/cpython/object.h: PyTypeObject.tp_dictoffset
+	HeapTypeCachedKeys: 872, // Include/cpython/object.h: PyHeapTypeObject.ht_cached_keys
+
+	ManagedDict:   24, // Include/internal/pycore_object.h: _PyObject_ManagedDictPointer, ((PyObject **)obj)-3
+	ManagedValues: 32, // Include/internal/pycore_object.h: _PyObject_ValuesPointer, ((PyDictValues **)obj)-4
+}
+
+// 3.12: sys.modules moves into the interpreter's imports; an int's size
+// becomes lv_tag; an instance keeps one word before its header, its dict
+// or, tagged by its low bit, its values.
+var names312 = namesLayout{
+	InterpModules: 944, // Include/internal/pycore_interp.h: struct _is.imports.modules (Include/internal/pycore_import.h)
+
+	ModuleDict: 16, // Include/internal/pycore_moduleobject.h: PyModuleObject.md_dict
+
+	DictKeys:   32, // Include/cpython/dictobject.h: PyDictObject.ma_keys
+	DictValues: 40, // Include/cpython/dictobject.h: PyDictObject.ma_values (PyDictValues *)
+
+	KeysLog2:           true,
+	KeysSize:           8,  // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_log2_size (uint8_t)
+	KeysLog2IndexBytes: 9,  // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_log2_index_bytes (uint8_t)
+	KeysKind:           10, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_kind (uint8_t)
+	KeysNentries:       24, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_nentries
+	KeysIndices:        32, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_indices
+
+	EntrySize:         24, // Include/internal/pycore_dict.h: sizeof(PyDictKeyEntry): me_hash, me_key, me_value
+	EntryKey:          8,
+	EntryValue:        16,
+	UnicodeEntrySize:  16, // Include/internal/pycore_dict.h: sizeof(PyDictUnicodeEntry): me_key, me_value
+	UnicodeEntryKey:   0,
+	UnicodeEntryValue: 8,
+
+	ValuesValues: 0, // Include/internal/pycore_dict.h: struct _dictvalues.values
+
+	LongTag:    true,
+	LongSize:   16, // Include/cpython/longintrepr.h: PyLongObject.long_value.lv_tag
+	LongDigits: 24, // Include/cpython/longintrepr.h: PyLongObject.long_value.ob_digit
+
+	TypeFlags:          168, // Include/cpython/object.h: PyTypeObject.tp_flags
+	TypeDictOffset:     288, // Include/cpython/object.h: PyTypeObject.tp_dictoffset
+	HeapTypeCachedKeys: 880, // Include/cpython/object.h: PyHeapTypeObject.ht_cached_keys
+
+	ManagedDict:  24, // Include/internal/pycore_object.h: _PyObject_DictOrValuesPointer, ((PyDictOrValues *)obj)-3
+	TaggedValues: true,
+}
+
+// 3.13, but for what _Py_DebugOffsets says (namesLayout313 fills those
+// in): a dict's values start with a header (capacity, size, embedded,
+// valid); an instance of a plain class keeps its values inline, after
+// its header, and its dict, once made, before the header.
+var names313 = namesLayout{
+	ModuleDict: 16, // Include/internal/pycore_moduleobject.h: PyModuleObject.md_dict
+
+	KeysLog2:           true,
+	KeysSize:           8,  // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_log2_size (uint8_t)
+	KeysLog2IndexBytes: 9,  // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_log2_index_bytes (uint8_t)
+	KeysKind:           10, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_kind (uint8_t)
+	KeysNentries:       24, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_nentries
+	KeysIndices:        32, // Include/internal/pycore_dict.h: struct _dictkeysobject.dk_indices
+
+	EntrySize:         24, // Include/internal/pycore_dict.h: sizeof(PyDictKeyEntry): me_hash, me_key, me_value
+	EntryKey:          8,
+	EntryValue:        16,
+	UnicodeEntrySize:  16, // Include/internal/pycore_dict.h: sizeof(PyDictUnicodeEntry): me_key, me_value
+	UnicodeEntryKey:   0,
+	UnicodeEntryValue: 8,
+
+	ValuesValues:   8, // Include/internal/pycore_dict.h: struct _dictvalues.values
+	ValuesCapacity: 0, // Include/internal/pycore_dict.h: struct _dictvalues.capacity (uint8_t)
+	ValuesValid:    3, // Include/internal/pycore_dict.h: struct _dictvalues.valid (uint8_t)
+
+	LongTag: true,
+
+	TypeDictOffset:     288, // Include/cpython/object.h: PyTypeObject.tp_dictoffset
+	HeapTypeCachedKeys: 880, // Include/cpython/object.h: PyHeapTypeObject.ht_cached_keys
+
+	ManagedDict:  24, // Include/internal/pycore_object.h: -MANAGED_DICT_OFFSET (with the GIL)
+	InlineValues: 16, // Include/internal/pycore_object.h: _PyObject_InlineValues, obj + sizeof(PyObject)
+}

@@ -81,7 +81,7 @@ func TestReadLive(t *testing.T) {
 			for try := 0; ; try++ {
 				stacks = map[int][]string{}
 				for _, s := range states {
-					frames, err := rd.stack(s.addr, 1, nil)
+					frames, err := rd.stack(s.addr, 1, nil, nil)
 					if err != nil {
 						t.Fatalf("thread %d: %v", s.tid, err)
 					}
@@ -175,7 +175,7 @@ func TestReadImages(t *testing.T) {
 			rd := newReader(im.interp, im.mem)
 			stacks := map[int][]string{}
 			for _, s := range states {
-				frames, err := rd.stack(s.addr, 1, nil)
+				frames, err := rd.stack(s.addr, 1, nil, nil)
 				if err != nil {
 					t.Fatalf("thread %d: %v", s.tid, err)
 				}

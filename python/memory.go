@@ -12,6 +12,9 @@ type Memory interface {
 	ReadAt(p []byte, addr uint64) error
 }
 
+// maxIovecs bounds a vectored read: the kernel's IOV_MAX is 1024.
+const maxIovecs = 1024
+
 // vectorMemory reads several ranges in one call.
 type vectorMemory interface {
 	ReadMany(bufs [][]byte, addrs []uint64) error
@@ -24,6 +27,20 @@ func readMany(mem Memory, bufs [][]byte, addrs []uint64) error {
 			return nil
 		}
 		// One range failed; which, the reads one by one say.
+	}
+	for i, b := range bufs {
+		if err := mem.ReadAt(b, addrs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readManyOnce is readMany in one system call, or an error: a speculative
+// read that failed is not worth a read per range.
+func readManyOnce(mem Memory, bufs [][]byte, addrs []uint64) error {
+	if v, ok := mem.(vectorMemory); ok {
+		return v.ReadMany(bufs, addrs)
 	}
 	for i, b := range bufs {
 		if err := mem.ReadAt(b, addrs[i]); err != nil {

@@ -28,8 +28,6 @@ func (m processMemory) ReadAt(p []byte, addr uint64) error {
 	return nil
 }
 
-// maxIovecs bounds a vectored read: the kernel's IOV_MAX is 1024.
-const maxIovecs = 1024
 
 func (m processMemory) ReadMany(bufs [][]byte, addrs []uint64) error {
 	if len(bufs) > maxIovecs {

@@ -3,6 +3,8 @@ package python
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -37,10 +39,14 @@ type Poller struct {
 
 	mu    sync.Mutex
 	procs map[int]*proc
+	// passes counts the poller's passes over the threads, each broadcast
+	// on passed (under mu): At waits on it for a read after its sample.
+	passes uint64
+	passed *sync.Cond
 	// pending are the processes to look at for an interpreter.
 	pending []int
-	wake    chan struct{}
-	stop    chan struct{}
+	woken   atomic.Bool // processes to look at were added
+	stopped atomic.Bool
 	done    chan struct{}
 
 	reads, syscalls, changed, failed, readNS atomic.Uint64
@@ -58,11 +64,19 @@ type proc struct {
 
 	threads     map[int]*thread // by tid (under mu)
 	listed      uint64          // when the thread states were last listed
+	head        uint64          // the interpreters' list and its first thread state, when listed
+	headChecked uint64          // when head was last read again
 	wantList    bool            // a sample came from a thread not listed
 	states      []threadState
 	scratch     []Frame
 	maxThreads  int
 	listProblem string
+	// names are the threads' names in Python (threading.Thread's),
+	// by tid (under mu), read when the list of threads changed, at
+	// most every namesEvery.
+	names   map[int]string
+	namedAt uint64
+	namedN  int
 }
 
 type thread struct {
@@ -72,6 +86,7 @@ type thread struct {
 	idleNext uint64 // when an idle thread is read next
 	gone     uint64 // when it left the thread states' list, 0 if listed
 	last     []Frame
+	spec     speculation // what the last read found (the poller's alone)
 }
 
 // Timings of the poller (ns).
@@ -80,6 +95,8 @@ const (
 	hotFor      = uint64(300e6) // a thread stays hot after a sample or a move
 	listEvery   = uint64(1e9)   // the thread states' list
 	relistAfter = uint64(20e6)  // at most this often for an unknown thread
+	headEvery   = uint64(10e6)  // the head of the thread states read again, for new threads
+	namesEvery  = uint64(1e9)   // threading's names read again, if the threads changed
 	lookFor     = uint64(3e9)   // a process that maps no interpreter yet
 	keepGone    = uint64(3e9)   // a thread's history after it left
 )
@@ -95,11 +112,15 @@ func NewPoller(period time.Duration) *Poller {
 }
 
 func newPoller(period time.Duration, newMem func(int) Memory) *Poller {
+	if m, err := strconv.Atoi(os.Getenv("CCTOP_PYMULT")); err == nil {
+		period *= time.Duration(m)
+	}
 	if period < 200*time.Microsecond {
 		period = 200 * time.Microsecond
 	}
 	p := &Poller{period: period, newMem: newMem, procs: map[int]*proc{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		done: make(chan struct{})}
+	p.passed = sync.NewCond(&p.mu)
 	go p.run()
 	return p
 }
@@ -115,19 +136,31 @@ func (p *Poller) Add(pid int) {
 	p.procs[pid] = &proc{pid: pid, threads: map[int]*thread{}}
 	p.pending = append(p.pending, pid)
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
+	p.woken.Store(true)
+}
+
+// Forget drops what the poller knows of pid (an exec: another program, or
+// another interpreter, now), and looks at it again.
+func (p *Poller) Forget(pid int) {
+	p.mu.Lock()
+	delete(p.procs, pid)
+	p.mu.Unlock()
+	p.Add(pid)
+}
+
+// NewThread says that pid has a new thread: its states are listed again
+// at the next pass.
+func (p *Poller) NewThread(pid int) {
+	p.mu.Lock()
+	if pr := p.procs[pid]; pr != nil {
+		pr.wantList = true
 	}
+	p.mu.Unlock()
 }
 
 // Close stops the poller and waits for its goroutine.
 func (p *Poller) Close() {
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
+	p.stopped.Store(true)
 	<-p.done
 }
 
@@ -154,10 +187,36 @@ func (p *Poller) At(pid, tid int, t uint64, dst []Frame) ([]Frame, Status) {
 	}
 	th.hotUntil = monoNow() + hotFor
 	e, d := th.hist.at(t)
+	if e != nil && d > 0 && t > e.t1 && e == th.hist.last() {
+		// A sample newer than the thread's last read (the off-CPU
+		// modes take samples as they come): the next read, within the
+		// slack, may be nearer; waited for, a pass at most.
+		deadline := t + p.slack()
+		for seq := p.passes; monoNow() < deadline && th.gone == 0 && !p.stopped.Load(); {
+			p.passed.Wait()
+			if p.passes != seq {
+				break
+			}
+		}
+		e, d = th.hist.at(t)
+	}
 	if e == nil || d > p.slack() {
 		return dst, NotRead
 	}
 	return append(dst, e.frames...), Found
+}
+
+// ThreadNames are pid's threads' names in Python, by tid, as last read.
+func (p *Poller) ThreadNames(pid int) map[int]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[int]string{}
+	if pr := p.procs[pid]; pr != nil {
+		for tid, n := range pr.names {
+			out[tid] = n
+		}
+	}
+	return out
 }
 
 // Interpreter is the interpreter found in pid, nil if none (yet).
@@ -202,16 +261,14 @@ func (p *Poller) run() {
 	defer close(p.done)
 	tick := time.NewTicker(p.period)
 	defer tick.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-tick.C:
-		case <-p.wake:
+	var procs []*proc
+	for !p.stopped.Load() {
+		<-tick.C
+		if p.woken.Swap(false) {
+			p.look()
 		}
-		p.look()
 		p.mu.Lock()
-		procs := make([]*proc, 0, len(p.procs))
+		procs = procs[:0]
 		for _, pr := range p.procs {
 			if pr.in != nil {
 				procs = append(procs, pr)
@@ -221,7 +278,16 @@ func (p *Poller) run() {
 		for _, pr := range procs {
 			p.pass(pr)
 		}
+		p.mu.Lock()
+		p.passes++
+		p.passed.Broadcast()
+		p.mu.Unlock()
 	}
+	// Nobody waits for a pass that will not come.
+	p.mu.Lock()
+	p.passes++
+	p.passed.Broadcast()
+	p.mu.Unlock()
 }
 
 // look tries to find the interpreters of the processes added.
@@ -264,6 +330,7 @@ func (p *Poller) look() {
 			p.mu.Lock()
 			p.pending = append(p.pending, again...)
 			p.mu.Unlock()
+			p.woken.Store(true)
 		})
 	}
 }
@@ -276,6 +343,15 @@ func (p *Poller) pass(pr *proc) {
 	// launched interpreter initializing): its samples wait for it.
 	list := now-pr.listed >= listEvery || (pr.wantList || len(pr.threads) == 0) && now-pr.listed >= relistAfter
 	p.mu.Unlock()
+	if !list && now-pr.headChecked >= headEvery {
+		// A new thread's state goes first in its interpreter's list:
+		// one word read tells it is there, and its first samples find
+		// reads of it.
+		pr.headChecked = now
+		if h, err := pr.in.firstThreadState(pr.rd.mem); err == nil && h != pr.head {
+			list = true
+		}
+	}
 	if list {
 		p.list(pr, now)
 	}
@@ -315,11 +391,11 @@ func (p *Poller) read(pr *proc, th *thread) {
 	rd := pr.rd
 	calls := rd.pages.reads
 	t0 := monoNow()
-	frames, err := rd.stack(th.tstate, t0, pr.scratch[:0])
+	frames, err := rd.stack(th.tstate, t0, pr.scratch[:0], &th.spec)
 	if errors.Is(err, errChanged) {
 		p.changed.Add(1)
 		t0 = monoNow()
-		frames, err = rd.stack(th.tstate, t0, pr.scratch[:0])
+		frames, err = rd.stack(th.tstate, t0, pr.scratch[:0], &th.spec)
 	}
 	t1 := monoNow()
 	pr.scratch = frames[:0]
@@ -344,8 +420,10 @@ func (p *Poller) read(pr *proc, th *thread) {
 
 // list reads the thread states, matching them to the threads by tid.
 func (p *Poller) list(pr *proc, now uint64) {
+	head, _ := pr.in.firstThreadState(pr.rd.mem)
 	states, err := pr.in.threadStates(pr.rd.mem, pr.states[:0])
 	pr.states = states[:0]
+	pr.head, pr.headChecked = head, now
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pr.listed, pr.wantList = now, false
@@ -353,6 +431,25 @@ func (p *Poller) list(pr *proc, now uint64) {
 		// Half a list is not a reason to forget the threads.
 		pr.listProblem = err.Error()
 		return
+	}
+	if len(states) != pr.namedN && now-pr.namedAt >= namesEvery || now-pr.namedAt >= 10*namesEvery || pr.namedAt == 0 {
+		// Names come from Python objects, a few hundred µs to read: not
+		// every pass, and not under mu.
+		pr.namedAt, pr.namedN = now, len(states)
+		p.mu.Unlock()
+		byIdent, err := pr.in.ThreadNames(pr.rd.mem)
+		p.mu.Lock()
+		if err == nil {
+			// Merged: a thread that ended keeps its name for its samples.
+			if pr.names == nil {
+				pr.names = map[int]string{}
+			}
+			for _, s := range states {
+				if n, ok := byIdent[s.ident]; ok && s.tid != 0 {
+					pr.names[s.tid] = n
+				}
+			}
+		}
 	}
 	listed := make(map[int]bool, len(states))
 	for _, s := range states {
@@ -369,7 +466,7 @@ func (p *Poller) list(pr *proc, now uint64) {
 			pr.threads[s.tid] = th
 		}
 		if th.tstate != s.addr {
-			th.tstate, th.last = s.addr, nil
+			th.tstate, th.last, th.spec = s.addr, nil, speculation{}
 		}
 		th.gone = 0
 	}
@@ -381,6 +478,9 @@ func (p *Poller) list(pr *proc, now uint64) {
 			th.gone = now
 		} else if now-th.gone > keepGone {
 			delete(pr.threads, tid)
+			if len(pr.names) > maxThreads {
+				delete(pr.names, tid)
+			}
 		}
 	}
 }

@@ -49,7 +49,7 @@ func FuzzReadCorrupt(f *testing.F) {
 		states, _ := in.threadStates(mem, nil)
 		rd := newReader(&in, mem)
 		for _, s := range states {
-			frames, _ := rd.stack(s.addr, 1, nil)
+			frames, _ := rd.stack(s.addr, 1, nil, nil)
 			if len(frames) > 2*maxFrames {
 				t.Fatalf("%d frames", len(frames))
 			}

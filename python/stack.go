@@ -54,6 +54,12 @@ type reader struct {
 	addrs []uint64
 	bufs  [][]byte
 	hdrs  []byte
+	// The frames walked (innermost first); those speculate read, and
+	// whether the walk left them.
+	frameAddrs []uint64
+	specFrames []uint64
+	specBytes  []byte
+	walkedOff  bool
 }
 
 // rawFrame is a frame as walked, before its code object is checked: the
@@ -96,29 +102,52 @@ func (r *reader) current(tstate uint64) (f uint64, where [2]uint64, what [2]uint
 	return f, where, what, nil
 }
 
+// speculation is what the last read of a thread found, to read it again
+// in one system call: a thread that runs a loop keeps its frames and its
+// code objects where they were.
+type speculation struct {
+	cframe uint64   // 3.11–3.12: the _PyCFrame the thread state pointed at
+	frames []uint64 // the frames walked, innermost first
+	codes  []uint64 // their code objects
+}
+
 // stack reads the Python stack of the thread state at tstate into dst,
 // innermost first, at time now (ns). The memory is read as it is, the
-// thread running: the frames are walked, then one vectored read takes
-// every code object's header, to check it against the cache, and the
-// words that point at the innermost frame, to check that it did not move
-// meanwhile (errChanged: the chain may mix two moments).
-func (r *reader) stack(tstate, now uint64, dst []Frame) ([]Frame, error) {
+// thread running. With spec (the last read of this thread, updated), one
+// vectored read takes the words that point at the innermost frame, the
+// frames and code objects found last time, and the words again: where the
+// chain is the same, that is the whole read. Else the frames are walked,
+// then one vectored read takes every code object's header, to check it
+// against the cache, and the words, to check that the innermost frame did
+// not move meanwhile (errChanged: the chain may mix two moments).
+func (r *reader) stack(tstate, now uint64, dst []Frame, spec *speculation) ([]Frame, error) {
 	r.pages.reset()
-	cur, where, what, err := r.current(tstate)
-	if err != nil || cur == 0 {
-		return dst, err
-	}
 	r.raw = r.raw[:0]
-	if r.in.Layout.FrameObjects {
-		err = r.frameObjects(cur)
-	} else {
-		err = r.interpreterFrames(cur)
-	}
+	r.frameAddrs = r.frameAddrs[:0]
+	fast, err := r.speculate(tstate, spec)
 	if err != nil {
 		return dst, err
 	}
-	if err := r.check(where, what); err != nil {
-		return dst, err
+	if !fast {
+		r.raw = r.raw[:0]
+		r.frameAddrs = r.frameAddrs[:0]
+		r.specFrames = r.specFrames[:0]
+		cur, where, what, err := r.current(tstate)
+		if err != nil || cur == 0 {
+			if spec != nil {
+				spec.frames, spec.codes = spec.frames[:0], spec.codes[:0]
+			}
+			return dst, err
+		}
+		if spec != nil {
+			spec.cframe = what[0]
+		}
+		if err := r.walk(cur); err != nil {
+			return dst, err
+		}
+		if err := r.check(where, what); err != nil {
+			return dst, err
+		}
 	}
 	start := len(dst)
 	hdr := r.in.Layout.CodeSize
@@ -137,7 +166,123 @@ func (r *reader) stack(tstate, now uint64, dst []Frame) ([]Frame, error) {
 		}
 		dst = append(dst, Frame{c, c.Line(f.offset)})
 	}
+	if spec != nil {
+		spec.frames = append(spec.frames[:0], r.frameAddrs...)
+		spec.codes = append(spec.codes[:0], r.addrs...)
+	}
 	return dst, nil
+}
+
+// frameSize is how much of a frame a reader reads.
+func (l *Layout) frameSize() uint64 {
+	if l.FrameObjects {
+		return max(l.FrameBack, l.FrameCode, l.FrameLasti) + 8
+	}
+	return l.IFrameSize
+}
+
+// speculate reads the thread as spec says it was, in one system call, and
+// reports whether that was all of it: the same innermost frame, the same
+// chain, the same code objects, and the words that point at the frame the
+// same before and after. Otherwise the caller reads the usual way.
+func (r *reader) speculate(tstate uint64, spec *speculation) (bool, error) {
+	l := &r.in.Layout
+	if spec == nil || len(spec.frames) == 0 || len(spec.frames)+len(spec.codes)+4 > maxIovecs {
+		return false, nil
+	}
+	fsize, csize := l.frameSize(), l.CodeSize
+	need := 32 + uint64(len(spec.frames))*fsize + uint64(len(spec.codes))*csize
+	if uint64(cap(r.hdrs)) < need {
+		r.hdrs = make([]byte, need)
+	}
+	buf := r.hdrs[:need]
+	r.addrs, r.bufs = r.addrs[:0], r.bufs[:0]
+	word := func(i int, addr uint64) {
+		r.addrs = append(r.addrs, addr)
+		r.bufs = append(r.bufs, buf[need-32+uint64(8*i):need-32+uint64(8*i)+8])
+	}
+	cframeModel := l.TstateCFrame != 0
+	first := tstate + l.TstateFrame
+	if cframeModel {
+		if spec.cframe == 0 {
+			return false, nil
+		}
+		first = tstate + l.TstateCFrame
+	}
+	word(0, first)
+	if cframeModel {
+		word(1, spec.cframe+l.CFrameCurrentFrame)
+	}
+	// The code objects' headers first, then the frames': r.hdrs holds the
+	// headers where the rest of stack looks for them.
+	for i, a := range spec.codes {
+		r.addrs = append(r.addrs, a)
+		r.bufs = append(r.bufs, buf[uint64(i)*csize:uint64(i+1)*csize])
+	}
+	frames := buf[uint64(len(spec.codes))*csize:]
+	for i, a := range spec.frames {
+		r.addrs = append(r.addrs, a)
+		r.bufs = append(r.bufs, frames[uint64(i)*fsize:uint64(i+1)*fsize])
+	}
+	word(2, first)
+	if cframeModel {
+		word(3, spec.cframe+l.CFrameCurrentFrame)
+	}
+	r.pages.reads++
+	if err := readManyOnce(r.mem, r.bufs, r.addrs); err != nil {
+		return false, nil // something moved or was freed: the usual way
+	}
+	w := buf[need-32:]
+	if le64(w, 0) != le64(w, 16) || le64(w, 8) != le64(w, 24) {
+		return false, nil
+	}
+	cur := le64(w, 0)
+	if cframeModel {
+		if cur != spec.cframe {
+			return false, nil
+		}
+		cur = le64(w, 8)
+	}
+	if cur != spec.frames[0] {
+		return false, nil
+	}
+	r.specFrames = append(r.specFrames[:0], spec.frames...)
+	r.specBytes = frames[:uint64(len(spec.frames))*fsize]
+	if err := r.walk(cur); err != nil || r.walkedOff {
+		return false, nil
+	}
+	// Every code object of the chain must be one whose header was read.
+	for _, f := range r.raw {
+		if f.code != 0 && !contains(spec.codes, f.code) {
+			return false, nil
+		}
+	}
+	r.addrs = append(r.addrs[:0], spec.codes...)
+	return true, nil
+}
+
+// walk walks the chain of frames from cur into r.raw, taking each frame
+// from what speculate read where it has it (r.specFrames, r.specBytes),
+// else from the pages; walkedOff says whether it had to.
+func (r *reader) walk(cur uint64) error {
+	r.walkedOff = false
+	if r.in.Layout.FrameObjects {
+		return r.frameObjects(cur)
+	}
+	return r.interpreterFrames(cur)
+}
+
+// frameAt is the frame header at addr, the i-th of the chain.
+func (r *reader) frameAt(i int, addr uint64, b []byte) ([]byte, error) {
+	n := uint64(len(b))
+	if i < len(r.specFrames) && r.specFrames[i] == addr {
+		return r.specBytes[uint64(i)*n : uint64(i+1)*n], nil
+	}
+	r.walkedOff = true
+	if err := r.pages.read(b, addr); err != nil {
+		return nil, &ReadError{"frame", addr, err}
+	}
+	return b, nil
 }
 
 // check reads, in one system call, the header of each code object of
@@ -192,18 +337,19 @@ func contains(s []uint64, v uint64) bool {
 // frameObjects walks 3.9–3.10's PyFrameObjects by f_back.
 func (r *reader) frameObjects(cur uint64) error {
 	l := &r.in.Layout
-	n := max(l.FrameBack, l.FrameCode, l.FrameLasti) + 8
+	n := l.frameSize()
 	if cap(r.frame) < int(n) {
 		r.frame = make([]byte, n)
 	}
-	b := r.frame[:n]
 	for i := 0; cur != 0; i++ {
 		if i == maxFrames {
 			return fmt.Errorf("frame chain longer than %d", maxFrames)
 		}
-		if err := r.pages.read(b, cur); err != nil {
-			return &ReadError{"frame", cur, err}
+		b, err := r.frameAt(i, cur, r.frame[:n])
+		if err != nil {
+			return err
 		}
+		r.frameAddrs = append(r.frameAddrs, cur)
 		code := le64(b, l.FrameCode)
 		if code == 0 {
 			return fmt.Errorf("frame at %#x has no code", cur)
@@ -221,18 +367,19 @@ func (r *reader) frameObjects(cur uint64) error {
 // interpreterFrames walks 3.11+'s _PyInterpreterFrames by previous.
 func (r *reader) interpreterFrames(cur uint64) error {
 	l := &r.in.Layout
-	n := l.IFrameSize
+	n := l.frameSize()
 	if cap(r.frame) < int(n) {
 		r.frame = make([]byte, n)
 	}
-	b := r.frame[:n]
 	for i := 0; cur != 0; i++ {
 		if i == maxFrames {
 			return fmt.Errorf("frame chain longer than %d", maxFrames)
 		}
-		if err := r.pages.read(b, cur); err != nil {
-			return &ReadError{"frame", cur, err}
+		b, err := r.frameAt(i, cur, r.frame[:n])
+		if err != nil {
+			return err
 		}
+		r.frameAddrs = append(r.frameAddrs, cur)
 		prev := le64(b, l.IFramePrevious)
 		if l.IFrameIsEntry == 0 && le8(b, l.IFrameOwner) == frameOwnedByCStack {
 			r.raw = append(r.raw, rawFrame{})

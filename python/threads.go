@@ -73,6 +73,24 @@ func (in *Interpreter) threadStates(mem Memory, dst []threadState) ([]threadStat
 	return dst, nil
 }
 
+// firstThreadState is the main interpreter's first thread state's
+// address: a new thread's goes first.
+func (in *Interpreter) firstThreadState(mem Memory) (uint64, error) {
+	l := &in.Layout
+	var w [8]byte
+	if err := mem.ReadAt(w[:], in.Runtime+l.RuntimeInterpretersHead); err != nil {
+		return 0, err
+	}
+	interp := le64(w[:], 0)
+	if interp == 0 {
+		return 0, nil
+	}
+	if err := mem.ReadAt(w[:], interp+l.InterpThreadsHead); err != nil {
+		return 0, err
+	}
+	return le64(w[:], 0) ^ interp, nil
+}
+
 // glibcTidOffset is where x86-64 and arm64 glibc keep a thread's kernel id
 // in its struct pthread, whose address pthread_self() returns: tried first.
 const glibcTidOffset = 0x2d0

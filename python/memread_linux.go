@@ -28,7 +28,6 @@ func (m processMemory) ReadAt(p []byte, addr uint64) error {
 	return nil
 }
 
-
 func (m processMemory) ReadMany(bufs [][]byte, addrs []uint64) error {
 	if len(bufs) > maxIovecs {
 		return errUnmapped

@@ -9,7 +9,7 @@ import (
 // with each CPython of the machine: the system calls and the decoding of
 // one read, the code objects cached; BenchmarkReadStackAgain as the poller
 // reads a thread whose frames stay where they were.
-func BenchmarkReadStack(b *testing.B)       { benchmarkReadStack(b, false) }
+func BenchmarkReadStack(b *testing.B)      { benchmarkReadStack(b, false) }
 func BenchmarkReadStackAgain(b *testing.B) { benchmarkReadStack(b, true) }
 
 // benchmarkReadStack reads with or without the last read's speculation.

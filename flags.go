@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cctop/cctop/engine"
+	"github.com/cctop/cctop/python"
 	"github.com/cctop/cctop/sampler"
 )
 
@@ -51,6 +52,7 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	fs.Float64Var(&o.Budget, "budget", d.Budget, "automatic counting may cost the target at most `PERCENT` of its CPU time")
 	fs.BoolVar(&o.KeepEnv, "keep-env", false, "launch the command with the environment as it is (by default a CPython 3.12+ gets PYTHONPERFSUPPORT=1 for its perf trampolines)")
 	fs.StringVar(&o.Python, "python", "auto", "`MODE` of Python frames: auto (read from CPython interpreters' memory where the layout is known) or off")
+	fs.Float64Var(&o.PythonBudget, "python-budget", 100*python.DefaultBudget, "reading Python stacks may cost at most `PERCENT` of cctop's own CPU time (more: reads closer to each sample)")
 	fs.Int64Var(&f.symMiB, "symbol-mib", d.SymbolBudget>>20, "hold at most `MIB` of symbol and unwind tables; the least recently used are dropped and read again when needed")
 	return fs, f
 }

@@ -146,7 +146,7 @@ func TestPythonFrames(t *testing.T) {
 			pid := startPysplit(t, py.path)
 			time.Sleep(300 * time.Millisecond) // past the imports
 			dir := t.TempDir()
-			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", strconv.Itoa(pid), "-d", "4s", "-o", "p.pb.gz")
+			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", strconv.Itoa(pid), "-d", "8s", "-o", "p.pb.gz")
 			if code != 0 {
 				t.Fatalf("record exit %d:\n%s", code, stderr)
 			}
@@ -154,7 +154,7 @@ func TestPythonFrames(t *testing.T) {
 		})
 		t.Run(py.name+"/launch", func(t *testing.T) {
 			dir := t.TempDir()
-			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "60s", "-o", "p.pb.gz", "--", py.path, script, "4")
+			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "60s", "-o", "p.pb.gz", "--", py.path, script, "8")
 			if code != 0 {
 				t.Fatalf("record exit %d:\n%s", code, stderr)
 			}

@@ -71,6 +71,7 @@ type Plan struct {
 	// noPython: Python stacks are not read from interpreters
 	// (Options.Python "off").
 	noPython bool
+	pyBudget float64 // Options.PythonBudget, a share
 }
 
 // dummyEvent counts nothing: it carries the target's sideband records

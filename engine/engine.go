@@ -52,6 +52,9 @@ type Options struct {
 	// interpreters' memory: "auto" (or ""), where a process is a CPython
 	// whose layout is known, or "off".
 	Python string
+	// PythonBudget is the share of cctop's own CPU time that reading
+	// Python stacks may take, in percent (0: python.DefaultBudget's).
+	PythonBudget float64
 }
 
 // Triggers (Options.Trigger).
@@ -129,6 +132,10 @@ func Prepare(cfg *sampler.Config, o Options) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("--python %q: auto or off", o.Python)
 	}
+	if o.PythonBudget < 0 || o.PythonBudget > 1000 {
+		return nil, fmt.Errorf("--python-budget %g: a percentage, 0 to 1000", o.PythonBudget)
+	}
+	plan.pyBudget = o.PythonBudget / 100
 	planRuntime(cfg, plan, o.KeepEnv)
 	plan.unwind, err = planUnwind(o.Unwind, o.StackSize, cfg, plan.binary)
 	plan.refresh = o.Refresh

@@ -27,6 +27,7 @@ const pyTornName = "[python: torn]"
 // share its poller, each profile counts its own samples.
 type pyStacks struct {
 	poller *python.Poller
+	budget float64                 // the poller's share of cctop's CPU time
 	added  map[uint32]bool         // processes given to the poller
 	names  map[*python.Code]pyName // each code object's frame strings
 	byKey  map[string]pyName       // the same by "QUALNAME:FILE": one string per function
@@ -60,14 +61,17 @@ type pyCounts struct {
 
 // newPyStacks starts the poller, which reads running threads once per
 // sampling period.
-func newPyStacks(freq uint64) *pyStacks {
+func newPyStacks(freq uint64, budget float64) *pyStacks {
 	period := time.Millisecond
 	if freq > 0 {
 		period = time.Duration(1e9 / freq)
 	}
+	if budget <= 0 {
+		budget = python.DefaultBudget
+	}
 	return &pyStacks{
-		poller: python.NewPoller(period),
-		added:  map[uint32]bool{}, names: map[*python.Code]pyName{}, byKey: map[string]pyName{}, interp: map[uint32]string{},
+		poller: python.NewPoller(period, budget), budget: budget,
+		added: map[uint32]bool{}, names: map[*python.Code]pyName{}, byKey: map[string]pyName{}, interp: map[uint32]string{},
 		counts: pyCounts{truth: map[string]uint64{}, read: map[string]uint64{}},
 	}
 }
@@ -414,8 +418,9 @@ func (b *builder) pyLines() []string {
 	}
 	st := ps.poller.Stats()
 	if st.Reads > 0 {
-		out = append(out, fmt.Sprintf("python reads: %d stacks, %.1f system calls and %.1f µs each",
-			st.Reads, float64(st.Syscalls)/float64(st.Reads), float64(st.ReadNS)/float64(st.Reads)/1e3))
+		out = append(out, fmt.Sprintf("python reads: %d stacks, %.1f system calls and %.1f µs each; a running thread read every %.1f ms (paced to cost at most %.0f%% of cctop's own CPU time)",
+			st.Reads, float64(st.Syscalls)/float64(st.Reads), float64(st.ReadNS)/float64(st.Reads)/1e3,
+			float64(st.Period)/1e6, 100*ps.budget))
 	}
 	return out
 }

@@ -81,7 +81,7 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	b := newSessionBuilder(res, plan, sess)
 	b.entries = plan.entries
 	if !plan.noPython {
-		b.py = newPyStacks(cfg.Freq)
+		b.py = newPyStacks(cfg.Freq, plan.pyBudget)
 		if !cfg.AllProcesses {
 			// Looked at from the start, not from its first sample
 			// taken: the Python stacks of the first samples are read

@@ -3,9 +3,9 @@ package python
 import (
 	"errors"
 	"fmt"
-	"os"
+	"math/rand/v2"
+	"runtime"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +34,11 @@ const (
 // second for the others, and keeps what it read by time (history) for At.
 // It reads with process_vm_readv, the thread running: no ptrace stop.
 type Poller struct {
-	period time.Duration
+	// base is the shortest period, the sampling period's; period is the
+	// one in force (ns), paced by cost.
+	base   time.Duration
+	period atomic.Int64
+	share  float64 // of the rest of cctop's CPU time the poller may take
 	newMem func(pid int) Memory
 
 	mu    sync.Mutex
@@ -77,6 +81,8 @@ type proc struct {
 	names   map[int]string
 	namedAt uint64
 	namedN  int
+	// hot, idle: a pass's threads to read (reused)
+	hot, idle []due
 }
 
 type thread struct {
@@ -95,32 +101,55 @@ const (
 	hotFor      = uint64(300e6) // a thread stays hot after a sample or a move
 	listEvery   = uint64(1e9)   // the thread states' list
 	relistAfter = uint64(20e6)  // at most this often for an unknown thread
-	headEvery   = uint64(10e6)  // the head of the thread states read again, for new threads
+	headEvery   = uint64(100e6) // the head of the thread states read again, for new threads
 	namesEvery  = uint64(1e9)   // threading's names read again, if the threads changed
 	lookFor     = uint64(3e9)   // a process that maps no interpreter yet
 	keepGone    = uint64(3e9)   // a thread's history after it left
 )
+
+// The time between two passes. A pass costs a wake of a thread, 10 to
+// 15 µs of the kernel's on this machine, and a read of each running
+// thread's stack, 5 to 10 µs: at 999 Hz, a pass per sample would double
+// cctop's own CPU time on a Python target. So the poller keeps its own CPU
+// time (its thread's: it has one) under budgetShare of the rest of cctop's,
+// measured every paceEvery, the period between minPeriod (or the sampling
+// period) and maxPeriod: less often, and the reads would be too few for
+// the Python functions' shares (a read stands for the samples near it).
+// Each sleep is drawn around the period, so that reads do not keep step
+// with a program's own periods. A sample takes the read nearest in time.
+const (
+	minPeriod   = time.Millisecond
+	startPeriod = 3 * time.Millisecond
+	maxPeriod   = 5 * time.Millisecond
+	paceEvery   = uint64(250e6)
+)
+
+// DefaultBudget is what the poller may cost by default, as a share of the
+// rest of cctop's CPU time.
+const DefaultBudget = 0.18
 
 // maxHot bounds the threads read every period, per process: the most a
 // machine's CPUs can run at once is what matters, and reading more than
 // that costs without finding more samples.
 const maxHot = 256
 
-// NewPoller starts a poller that reads running threads once per period.
-func NewPoller(period time.Duration) *Poller {
-	return newPoller(period, ProcessMemory)
+// NewPoller starts a poller that reads running threads at most once per
+// period (the sampling period), as often as costs it at most budget (a
+// share, 0.18: DefaultBudget) of the rest of cctop's CPU time.
+func NewPoller(period time.Duration, budget float64) *Poller {
+	return newPoller(period, budget, ProcessMemory)
 }
 
-func newPoller(period time.Duration, newMem func(int) Memory) *Poller {
-	if m, err := strconv.Atoi(os.Getenv("CCTOP_PYMULT")); err == nil {
-		period *= time.Duration(m)
+func newPoller(period time.Duration, budget float64, newMem func(int) Memory) *Poller {
+	period = max(period, minPeriod)
+	if budget <= 0 {
+		budget = DefaultBudget
 	}
-	if period < 200*time.Microsecond {
-		period = 200 * time.Microsecond
-	}
-	p := &Poller{period: period, newMem: newMem, procs: map[int]*proc{},
+	p := &Poller{base: period, share: budget, newMem: newMem, procs: map[int]*proc{},
 		done: make(chan struct{})}
+	p.period.Store(int64(max(period, startPeriod)))
 	p.passed = sync.NewCond(&p.mu)
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 	go p.run()
 	return p
 }
@@ -160,13 +189,16 @@ func (p *Poller) NewThread(pid int) {
 
 // Close stops the poller and waits for its goroutine.
 func (p *Poller) Close() {
-	p.stopped.Store(true)
+	if p.stopped.Swap(true) {
+		return
+	}
 	<-p.done
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
 }
 
 // slack is how far in time a read may be from a sample and stand for it.
 func (p *Poller) slack() uint64 {
-	return uint64(max(2*p.period, 2*time.Millisecond))
+	return uint64(max(2*p.period.Load(), int64(2*time.Millisecond)))
 }
 
 // At appends to dst the Python stack of thread tid of pid as read nearest to
@@ -244,6 +276,40 @@ func (p *Poller) Problems() []string {
 	return out
 }
 
+// pacer measures what the poller's thread costs against the rest of
+// cctop, and says how to change the period.
+type pacer struct {
+	at, own, all uint64 // at the last measure: monotonic, thread and process CPU (ns)
+	passes       uint64
+}
+
+func (pc *pacer) start(now uint64) {
+	pc.at, pc.own, pc.all = now, threadCPU(), processCPU()
+}
+
+// adjust is called after each pass: every paceEvery it says the next
+// period, in proportion to what the poller's thread took of the rest of
+// the process's CPU time since the last measure against its share (at most
+// halved or doubled at once).
+func (pc *pacer) adjust(now uint64, period time.Duration, share float64) (time.Duration, bool) {
+	pc.passes++
+	if now-pc.at < paceEvery {
+		return 0, false
+	}
+	own, all := threadCPU(), processCPU()
+	dOwn, dAll := float64(own-pc.own), float64(all-pc.all)
+	pc.at, pc.own, pc.all, pc.passes = now, own, all, 0
+	rest := dAll - dOwn
+	if own == 0 || all == 0 || rest <= 0 || dOwn <= 0 {
+		return 0, false // no clock to pace by
+	}
+	r := min(max(dOwn/(share*rest), 0.5), 2)
+	if r > 0.9 && r < 1.1 {
+		return 0, false
+	}
+	return time.Duration(float64(period) * r), true
+}
+
 // Stats are the poller's counts.
 type Stats struct {
 	Reads    uint64 // stacks read
@@ -251,19 +317,36 @@ type Stats struct {
 	Changed  uint64 // reads whose innermost frame moved while read
 	Failed   uint64 // reads that failed otherwise
 	ReadNS   uint64 // time spent reading
+	// Period is the time between two passes now, as paced by cost.
+	Period time.Duration
 }
 
 func (p *Poller) Stats() Stats {
-	return Stats{p.reads.Load(), p.syscalls.Load(), p.changed.Load(), p.failed.Load(), p.readNS.Load()}
+	return Stats{p.reads.Load(), p.syscalls.Load(), p.changed.Load(), p.failed.Load(), p.readNS.Load(),
+		time.Duration(p.period.Load())}
 }
 
 func (p *Poller) run() {
 	defer close(p.done)
-	tick := time.NewTicker(p.period)
-	defer tick.Stop()
+	// The poller sleeps in the kernel on a thread of its own that keeps
+	// its P (rawSleep): a Go timer that fires a thousand times a second
+	// costs the scheduler more than the reads it wakes for (waking idle
+	// threads to look for work, parking them again), a system call the
+	// runtime sees wakes its monitor thread for 20 µs naps. GOMAXPROCS
+	// is one more meanwhile, so that the rest of cctop keeps its Ps.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var procs []*proc
+	next := monoNow()
+	var pace pacer
+	pace.start(next)
 	for !p.stopped.Load() {
-		<-tick.C
+		period := uint64(p.period.Load())
+		next += period/2 + uint64(rand.Int64N(int64(period)))
+		if now := monoNow(); next < now {
+			next = now + period/2 // late: no burst of reads to catch up
+		}
+		rawSleepUntil(next)
 		if p.woken.Swap(false) {
 			p.look()
 		}
@@ -282,6 +365,9 @@ func (p *Poller) run() {
 		p.passes++
 		p.passed.Broadcast()
 		p.mu.Unlock()
+		if d, ok := pace.adjust(monoNow(), time.Duration(period), p.share); ok {
+			p.period.Store(int64(min(max(d, p.base), maxPeriod)))
+		}
 	}
 	// Nobody waits for a pass that will not come.
 	p.mu.Lock()
@@ -356,11 +442,7 @@ func (p *Poller) pass(pr *proc) {
 		p.list(pr, now)
 	}
 	p.mu.Lock()
-	type due struct {
-		tid int
-		th  *thread
-	}
-	var hot, idle []due
+	hot, idle := pr.hot[:0], pr.idle[:0]
 	for tid, th := range pr.threads {
 		switch {
 		case th.gone != 0:
@@ -384,6 +466,13 @@ func (p *Poller) pass(pr *proc) {
 		d.th.idleNext = now + idleEvery - uint64(d.tid%64)*uint64(time.Millisecond)/4
 		p.read(pr, d.th)
 	}
+	pr.hot, pr.idle = hot[:0], idle[:0]
+}
+
+// due is a thread to read in a pass.
+type due struct {
+	tid int
+	th  *thread
 }
 
 // read reads one thread's stack into its history.

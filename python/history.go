@@ -2,7 +2,7 @@ package python
 
 // history is what was read of one thread's Python stack, by time: a ring of
 // reads, oldest first, each with the frames read and when. Consecutive reads
-// of the same stack (a thread that waits) are one entry whose span grows.
+// of the same stack of a thread that waits are one entry whose span grows.
 type history struct {
 	entries []entry
 	head    int // where the next entry goes
@@ -19,9 +19,10 @@ type entry struct {
 // find the reads of their time.
 const histLen = 2048
 
-// add records a read of frames made between t0 and t1.
-func (h *history) add(t0, t1 uint64, frames []Frame) {
-	if h.n > 0 {
+// add records a read of frames made between t0 and t1; with extend, as
+// the last entry's span if that read the same frames.
+func (h *history) add(t0, t1 uint64, frames []Frame, extend bool) {
+	if extend && h.n > 0 {
 		last := &h.entries[(h.head+len(h.entries)-1)%len(h.entries)]
 		if sameFrames(last.frames, frames) && t0 >= last.t0 {
 			last.t1 = t1

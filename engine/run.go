@@ -344,7 +344,7 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 			fmt.Fprintf(w, "cctop: stacks stop short in %s\n", st)
 		}
 	}
-	if rec.plan != nil && rec.plan.runtime != "" && b.pyHeader() == "" {
+	if rec.plan != nil && rec.plan.runtime != "" {
 		fmt.Fprintf(w, "cctop: %s\n", rec.plan.runtime)
 	}
 	for _, l := range b.pyLines() {

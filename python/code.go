@@ -44,7 +44,6 @@ const (
 // codeCache keeps the code objects of one process by address.
 type codeCache struct {
 	byAddr map[uint64]*Code
-	buf    []byte
 	// flushes counts the times the cache was emptied for being full.
 	flushes int
 }
@@ -59,19 +58,6 @@ func (l *Layout) lineFormat() lineFormat {
 	default:
 		return lnotab39
 	}
-}
-
-// code is the code object at addr, from the cache if it still holds.
-func (in *Interpreter) code(cc *codeCache, mem Memory, addr, now uint64) (*Code, error) {
-	l := &in.Layout
-	if uint64(cap(cc.buf)) < l.CodeSize {
-		cc.buf = make([]byte, l.CodeSize)
-	}
-	b := cc.buf[:l.CodeSize]
-	if err := mem.ReadAt(b, addr); err != nil {
-		return nil, &ReadError{"code object", addr, err}
-	}
-	return in.codeOf(cc, mem, addr, b, now)
 }
 
 // codeOf is the code object at addr whose first CodeSize bytes, as read

@@ -33,8 +33,8 @@ type Interpreter struct {
 	tidOffset int
 }
 
-// NotPython: the process runs no CPython this package can find.
-var NotPython = errors.New("not a CPython process")
+// ErrNotPython: the process runs no CPython this package can find.
+var ErrNotPython = errors.New("not a CPython process")
 
 // notYet marks what may change in a moment: a process whose dynamic
 // loader is still mapping and relocating the interpreter.
@@ -45,7 +45,7 @@ func (e notYet) Unwrap() error { return e.error }
 // NotYet says whether Find's err may go away if asked again.
 func NotYet(err error) bool {
 	var n notYet
-	return errors.As(err, &n) || errors.Is(err, NotPython)
+	return errors.As(err, &n) || errors.Is(err, ErrNotPython)
 }
 
 // interpreterFile: an ELF that may hold the interpreter, by name.
@@ -91,14 +91,14 @@ func readMaps(pid int) ([]mapping, error) {
 // executable or library (python3.11, libpython3.12.so.1.0) whose dynamic
 // symbols define _PyRuntime, and reads its layout: from the tables of
 // 3.9–3.12, or from the _Py_DebugOffsets that 3.13+ keeps at the start of
-// _PyRuntime. A process with no such file is NotPython; one whose layout is
+// _PyRuntime. A process with no such file is ErrNotPython; one whose layout is
 // not known or not readable is an error that says why, in one line.
 func Find(pid int, mem Memory) (*Interpreter, error) {
 	maps, err := readMaps(pid)
 	if err != nil {
 		// Gone, or not ours to read: the symbols say so, for any
 		// program.
-		return nil, NotPython
+		return nil, ErrNotPython
 	}
 	seen := map[string]bool{}
 	var firstErr error
@@ -111,14 +111,14 @@ func Find(pid int, mem Memory) (*Interpreter, error) {
 		if err == nil {
 			return in, nil
 		}
-		if !errors.Is(err, NotPython) && firstErr == nil {
+		if !errors.Is(err, ErrNotPython) && firstErr == nil {
 			firstErr = err
 		}
 	}
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	return nil, NotPython
+	return nil, ErrNotPython
 }
 
 // findIn reads path's dynamic symbols for _PyRuntime and the types.
@@ -133,7 +133,7 @@ func findIn(pid int, path string, maps []mapping, mem Memory) (*Interpreter, err
 	defer f.Close()
 	syms, err := f.DynamicSymbols()
 	if err != nil {
-		return nil, NotPython
+		return nil, ErrNotPython
 	}
 	want := map[string]uint64{"_PyRuntime": 0, "PyCode_Type": 0, "PyUnicode_Type": 0, "PyBytes_Type": 0, "Py_Version": 0}
 	for _, s := range syms {
@@ -142,7 +142,7 @@ func findIn(pid int, path string, maps []mapping, mem Memory) (*Interpreter, err
 		}
 	}
 	if want["_PyRuntime"] == 0 {
-		return nil, NotPython
+		return nil, ErrNotPython
 	}
 	in := &Interpreter{PID: pid, Module: path}
 	addr := func(name string) uint64 {
@@ -159,7 +159,7 @@ func findIn(pid int, path string, maps []mapping, mem Memory) (*Interpreter, err
 	in.CodeType, in.StrType, in.BytesType = addr("PyCode_Type"), addr("PyUnicode_Type"), addr("PyBytes_Type")
 	if !segmentMapped(f, want["_PyRuntime"], path, maps) {
 		// Found while the dynamic loader maps it: looked at again.
-		return nil, NotPython
+		return nil, ErrNotPython
 	}
 	v, ok := lang.PythonOf(path)
 	if !ok || v.Major == 0 {

@@ -64,7 +64,6 @@ type proc struct {
 	rd      *reader
 	problem string // why it is not read (under mu)
 	first   uint64 // when it was first looked at
-	tries   int
 
 	threads     map[int]*thread // by tid (under mu)
 	listed      uint64          // when the thread states were last listed
@@ -73,7 +72,6 @@ type proc struct {
 	wantList    bool            // a sample came from a thread not listed
 	states      []threadState
 	scratch     []Frame
-	maxThreads  int
 	listProblem string
 	// names are the threads' names in Python (threading.Thread's),
 	// by tid (under mu), read when the list of threads changed, at
@@ -270,8 +268,11 @@ func (p *Poller) Problems() []string {
 	defer p.mu.Unlock()
 	var out []string
 	for _, pr := range p.procs {
-		if pr.problem != "" {
+		switch {
+		case pr.problem != "":
 			out = append(out, pr.problem)
+		case pr.in != nil && len(pr.threads) == 0 && pr.listProblem != "":
+			out = append(out, fmt.Sprintf("pid %d: listing its threads: %s", pr.pid, pr.listProblem))
 		}
 	}
 	sort.Strings(out)
@@ -404,7 +405,7 @@ func (p *Poller) look() {
 			pr.in, pr.rd, pr.problem = in, newReader(in, mem), ""
 		case NotYet(err) && now-pr.first < lookFor:
 			again = append(again, pid)
-		case errors.Is(err, NotPython):
+		case errors.Is(err, ErrNotPython):
 		default:
 			pr.problem = fmt.Sprintf("pid %d: %v", pid, err)
 		}

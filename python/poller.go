@@ -64,6 +64,7 @@ type proc struct {
 	rd      *reader
 	problem string // why it is not read (under mu)
 	first   uint64 // when it was first looked at
+	looks   int    // how many times it was not found yet
 
 	threads     map[int]*thread // by tid (under mu)
 	listed      uint64          // when the thread states were last listed
@@ -386,7 +387,6 @@ func (p *Poller) look() {
 	p.pending = nil
 	p.mu.Unlock()
 	now := monoNow()
-	var again []int
 	for _, pid := range pending {
 		p.mu.Lock()
 		pr := p.procs[pid]
@@ -404,23 +404,22 @@ func (p *Poller) look() {
 		case err == nil:
 			pr.in, pr.rd, pr.problem = in, newReader(in, mem), ""
 		case NotYet(err) && now-pr.first < lookFor:
-			again = append(again, pid)
+			// Looked at again after a while, longer each time: reading
+			// the maps costs, and in a system-wide session most
+			// processes are no Python. A launched program maps its
+			// interpreter within milliseconds of exec.
+			pr.looks++
+			time.AfterFunc(20*time.Millisecond<<min(pr.looks, 6), func() {
+				p.mu.Lock()
+				p.pending = append(p.pending, pid)
+				p.mu.Unlock()
+				p.woken.Store(true)
+			})
 		case errors.Is(err, ErrNotPython):
 		default:
 			pr.problem = fmt.Sprintf("pid %d: %v", pid, err)
 		}
 		p.mu.Unlock()
-	}
-	if len(again) > 0 {
-		// Looked at again after a while, not every period: reading
-		// the maps costs. A launched program maps its interpreter
-		// within milliseconds of exec.
-		time.AfterFunc(20*time.Millisecond, func() {
-			p.mu.Lock()
-			p.pending = append(p.pending, again...)
-			p.mu.Unlock()
-			p.woken.Store(true)
-		})
 	}
 }
 

@@ -3,7 +3,8 @@
 # interpreter running bench/cpu_bound.py. The workload runs twice under
 # `perf record --all-user -F 999` and once under `cctop record --user -F 999`
 # (with --calls none: this compares sampling and symbols, and a call counter
-# would add its own cost to the run).
+# would add its own cost to the run; with --python off: perf names the
+# interpreter's C functions, cctop would name the Python functions they run).
 # Flat self-time distributions by function are compared with the overlap of
 # design §4:  overlap = 100 * sum over functions of min(share_a, share_b).
 # perf against perf is the reference measured in the same run: it is the
@@ -50,7 +51,7 @@ overlap() { # $1 $2: flat files; prints the overlap in percent
 }
 
 perf_flat perf1
-"$CCTOP" record --user -F 999 --calls none --format folded -o "$out/cctop.folded" -- "$py" "$here/cpu_bound.py" "$rounds" >/dev/null 2>"$out/cctop.err"
+"$CCTOP" record --user -F 999 --calls none --python off --format folded -o "$out/cctop.folded" -- "$py" "$here/cpu_bound.py" "$rounds" >/dev/null 2>"$out/cctop.err"
 awk '{ c = $NF; $NF = ""; sub(/ $/, ""); m = split($0, f, ";"); while (m > 1 && f[m] ~ /_\[i\]$/) m--; s = f[m]; if (s ~ /^\[/) s = "[unknown]"; n[s] += c }
 	END { for (k in n) print n[k], k }' "$out/cctop.folded" | sort -rn >"$out/cctop.flat"
 perf_flat perf2

@@ -123,6 +123,8 @@ const (
 	startPeriod = 2 * time.Millisecond
 	maxPeriod   = 2 * time.Millisecond
 	paceEvery   = uint64(250e6)
+	// idleLook is the poller's sleep while it has no interpreter to read.
+	idleLook = 10 * time.Millisecond
 )
 
 // DefaultBudget is what the poller may cost by default, as a share of the
@@ -150,7 +152,6 @@ func newPoller(period time.Duration, budget float64, newMem func(int) Memory) *P
 		done: make(chan struct{})}
 	p.period.Store(int64(max(period, startPeriod)))
 	p.passed = sync.NewCond(&p.mu)
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 	go p.run()
 	return p
 }
@@ -194,7 +195,6 @@ func (p *Poller) Close() {
 		return
 	}
 	<-p.done
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
 }
 
 // slack is how far in time a read may be from a sample and stand for it.
@@ -338,19 +338,29 @@ func (p *Poller) run() {
 	// threads to look for work, parking them again), a system call the
 	// runtime sees wakes its monitor thread for 20 µs naps. GOMAXPROCS
 	// is one more meanwhile, so that the rest of cctop keeps its Ps.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var procs []*proc
-	next := monoNow()
-	var pace pacer
-	pace.start(next)
-	for !p.stopped.Load() {
-		period := uint64(p.period.Load())
-		next += period/2 + uint64(rand.Int64N(int64(period)))
-		if now := monoNow(); next < now {
-			next = now + period/2 // late: no burst of reads to catch up
+	// Until an interpreter is found, nothing of this: a Go sleep between
+	// looks, which costs the rest of cctop nothing.
+	locked := false
+	defer func() {
+		if locked {
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
+			runtime.UnlockOSThread()
 		}
-		rawSleepUntil(next)
+	}()
+	var procs []*proc
+	var next uint64
+	var pace pacer
+	for !p.stopped.Load() {
+		if locked {
+			period := uint64(p.period.Load())
+			next += period/2 + uint64(rand.Int64N(int64(period)))
+			if now := monoNow(); next < now {
+				next = now + period/2 // late: no burst of reads to catch up
+			}
+			rawSleepUntil(next)
+		} else {
+			time.Sleep(idleLook)
+		}
 		if p.woken.Swap(false) {
 			p.look()
 		}
@@ -362,6 +372,12 @@ func (p *Poller) run() {
 			}
 		}
 		p.mu.Unlock()
+		if len(procs) > 0 && !locked {
+			runtime.LockOSThread()
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+			locked, next = true, monoNow()
+			pace.start(next)
+		}
 		for _, pr := range procs {
 			p.pass(pr)
 		}
@@ -369,7 +385,10 @@ func (p *Poller) run() {
 		p.passes++
 		p.passed.Broadcast()
 		p.mu.Unlock()
-		if d, ok := pace.adjust(monoNow(), time.Duration(period), p.share); ok {
+		if !locked {
+			continue
+		}
+		if d, ok := pace.adjust(monoNow(), time.Duration(p.period.Load()), p.share); ok {
 			p.period.Store(int64(min(max(d, p.base), maxPeriod)))
 		}
 	}

@@ -164,14 +164,13 @@ func (b *builder) mergePython(r *sampler.Record, nk int) {
 	if len(ps.tramps) > 0 {
 		ps.againstTrampolines(frames)
 	}
-	cut := classify(b.frames, b.userDepth) != "" && !b.rooted
 	if len(ps.tramps) > 0 && (st != python.Found || nPy != len(ps.evals) || !ps.trampolinesAgree(frames)) {
 		// The trampolines are exact: their functions stand, without
 		// lines, where the read is missing or saw another moment.
 		c.trampOnly++
 		if len(ps.tramps) == len(ps.evals) {
 			frames = ps.trampolineFrames()
-			b.frames = append(b.frames[:nk], ps.merge(b, r.PID, user, frames)...)
+			b.frames = append(b.frames[:nk], ps.merge(r.PID, user, frames)...)
 		}
 		return
 	}
@@ -180,18 +179,24 @@ func (b *builder) mergePython(r *sampler.Record, nk int) {
 		c.notRead++
 		b.pyTorn = true
 		return
-	case nPy < len(ps.evals), nPy > len(ps.evals) && !cut:
+	case nPy < len(ps.evals), nPy > len(ps.evals) && !b.cutShort():
 		c.mismatch++
 		b.pyTorn = true
 		return
 	}
 	c.merged++
-	b.frames = append(b.frames[:nk], ps.merge(b, r.PID, user, frames)...)
+	b.frames = append(b.frames[:nk], ps.merge(r.PID, user, frames)...)
 	if nPy > len(ps.evals) {
 		// The native stack stopped short; the interpreter's frames go on
 		// to the thread's first Python frame.
 		b.rooted = true
 	}
+}
+
+// cutShort says whether the stack being built stops short of its thread's
+// entry: only then may a read with more evaluations than it complete it.
+func (b *builder) cutShort() bool {
+	return classify(b.frames, b.userDepth) != "" && !b.rooted
 }
 
 // merge is user with each evaluation frame replaced by its Python frames
@@ -200,7 +205,7 @@ func (b *builder) mergePython(r *sampler.Record, nk int) {
 // frames dropped (calls from Python to Python through the interpreter's C
 // functions, as a Python programmer reads them), and what the native stack
 // lacks of the outermost evaluations appended.
-func (ps *pyStacks) merge(b *builder, pid uint32, user []symbol.Frame, frames []python.Frame) []symbol.Frame {
+func (ps *pyStacks) merge(pid uint32, user []symbol.Frame, frames []python.Frame) []symbol.Frame {
 	interp := ps.interpreterModule(pid)
 	out := ps.out[:0]
 	next := 0 // the next Python frame to place
@@ -306,12 +311,14 @@ func (ps *pyStacks) againstTrampolines(frames []python.Frame) {
 	read := "(none)"
 	for _, f := range frames {
 		if f.Code != nil {
-			read = f.Code.Qualname + ":" + f.Code.File
+			if isTrampolineOf(truth, f.Code) {
+				c.trampAgree++
+				read = truth
+			} else {
+				read = f.Code.Qualname + ":" + f.Code.File
+			}
 			break
 		}
-	}
-	if truth == read {
-		c.trampAgree++
 	}
 	if len(c.truth) < 4096 || c.truth[truth] > 0 {
 		c.truth[truth]++
@@ -337,6 +344,13 @@ func (ps *pyStacks) trampolineFrames() []python.Frame {
 	return frames
 }
 
+// isTrampolineOf says whether key, a trampoline's "QUALNAME:FILE", names
+// code c, without building the string on the sampling path.
+func isTrampolineOf(key string, c *python.Code) bool {
+	return len(key) == len(c.Qualname)+1+len(c.File) && strings.HasPrefix(key, c.Qualname) &&
+		key[len(c.Qualname)] == ':' && strings.HasSuffix(key, c.File)
+}
+
 // trampolineKey is a perf trampoline's "py::QUAL:FILE" as "QUAL:FILE".
 func trampolineKey(name string) string { return strings.TrimPrefix(name, pyPrefix) }
 
@@ -356,7 +370,7 @@ func (ps *pyStacks) trampolinesAgree(frames []python.Frame) bool {
 		if t == len(ps.tramps) {
 			return true
 		}
-		if trampolineKey(ps.tramps[t]) != outer.Qualname+":"+outer.File {
+		if !isTrampolineOf(trampolineKey(ps.tramps[t]), outer) {
 			return false
 		}
 		t++

@@ -84,7 +84,7 @@ func TestMergePython(t *testing.T) {
 	if len(ps.evals) != 2 {
 		t.Fatalf("evaluations at %v", ps.evals)
 	}
-	got := frameNames(ps.merge(nil, 1, user, pyFrames("spin", "heavy", "|", "run", "|")))
+	got := frameNames(ps.merge(1, user, pyFrames("spin", "heavy", "|", "run", "|")))
 	want := "long_add py::spin:/app/spin.py py::heavy:/app/heavy.py encoder_call py::run:/app/run.py PyEval_EvalCode main _start"
 	if got != want {
 		t.Errorf("merged\n got %s\nwant %s", got, want)
@@ -97,7 +97,7 @@ func TestMergePythonCut(t *testing.T) {
 	ps := testPyStacks()
 	user := nativeFrames("x_add@py", "_PyEval_EvalFrameDefault@py", "_PyFunction_Vectorcall@py")
 	ps.evalsOf(user)
-	got := frameNames(ps.merge(nil, 1, user, pyFrames("spin", "|", "heavy", "|", "<module>", "|")))
+	got := frameNames(ps.merge(1, user, pyFrames("spin", "|", "heavy", "|", "<module>", "|")))
 	want := "x_add py::spin:/app/spin.py _PyFunction_Vectorcall py::heavy:/app/heavy.py py::<module>:/app/<module>.py"
 	if got != want {
 		t.Errorf("merged\n got %s\nwant %s", got, want)
@@ -117,12 +117,12 @@ func TestTrampolinesAgree(t *testing.T) {
 		t.Errorf("medium agrees with heavy's trampoline")
 	}
 	// Merged, the trampolines go: their functions are the frames.
-	got := frameNames(ps.merge(nil, 1, user, pyFrames("spin", "|", "heavy", "|")))
+	got := frameNames(ps.merge(1, user, pyFrames("spin", "|", "heavy", "|")))
 	if want := "py::spin:/app/spin.py py::heavy:/app/heavy.py"; got != want {
 		t.Errorf("merged\n got %s\nwant %s", got, want)
 	}
 	// Where the read disagrees, the trampolines' own functions stand.
-	got = frameNames(ps.merge(nil, 1, user, ps.trampolineFrames()))
+	got = frameNames(ps.merge(1, user, ps.trampolineFrames()))
 	if want := "py::spin:/app/spin.py py::heavy:/app/heavy.py"; got != want {
 		t.Errorf("from the trampolines\n got %s\nwant %s", got, want)
 	}

@@ -23,12 +23,8 @@ const agentHz = 19
 // keeps to a smaller share than a person's record or top.
 const agentSymbolMiB = 256
 
-// agentRingBytes is the agent's ring size a CPU: 512 KiB, as perf record's.
-const agentRingBytes = 512 << 10
-
 func cmdAgent(args []string, stderr io.Writer) error {
 	fs, tf := newTargetFlags("agent")
-	fs.BoolVar(&tf.all, "all", false, "profile every process on the host (needs root, CAP_PERFMON or perf_event_paranoid <= 0)")
 	window := durationFlag{10 * time.Second}
 	fs.Var(&window, "window", "cut and send a profile every `DURATION`")
 	var dur durationFlag
@@ -85,7 +81,7 @@ func cmdAgent(args []string, stderr io.Writer) error {
 	// 1.5 s of a busy CPU, so the poll wakes it first, once a second,
 	// where a quarter of the smallest rings woke it three times a
 	// second a CPU, each wake-up costing the runtime's scheduling again.
-	cfg.RingPages = max(cfg.RingPages, agentRingBytes/os.Getpagesize())
+	cfg.RingPages = max(cfg.RingPages, hostRingBytes/os.Getpagesize())
 	cfg.WakeupDiv = 2
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "cctop agent: "+format+"\n", args...)

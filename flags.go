@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"strconv"
 	"time"
@@ -23,9 +24,13 @@ type targetFlags struct {
 	period uint64
 	event  string
 	user   bool
-	all    bool // every process on the host (cctop agent --all)
-	symMiB int64
-	opts   engine.Options
+	all    bool   // every process on the host (-a, --all)
+	cpus   string // -C: the CPUs to sample on
+	// hostByDefault: with no target the command samples the whole host
+	// (top and record, as perf top and perf record -a), else it refuses.
+	hostByDefault bool
+	symMiB        int64
+	opts          engine.Options
 }
 
 // newTargetFlags is the flag set of a command that samples a target.
@@ -35,6 +40,9 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	d := engine.DefaultOptions()
 	o := &f.opts
 	fs.IntVar(&f.pid, "p", 0, "attach to process `PID`")
+	fs.BoolVar(&f.all, "a", false, "sample every process on the host (root, CAP_PERFMON or perf_event_paranoid <= 0)")
+	fs.BoolVar(&f.all, "all", false, "same as -a")
+	fs.StringVar(&f.cpus, "C", "", "sample on these `CPUS` only (0-3,8, as perf's -C)")
 	fs.Uint64Var(&f.freq, "F", 999, "sampling frequency in `HZ`")
 	fs.Uint64Var(&f.period, "c", 0, "sample every `PERIOD` events")
 	fs.StringVar(&f.event, "e", "cpu-clock", "sampling `EVENT`: cpu-clock, task-clock, cycles")
@@ -57,6 +65,10 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	return fs, f
 }
 
+// hostRingBytes is the ring a CPU of a session over the whole host: 512
+// KiB, as perf record's.
+const hostRingBytes = 512 << 10
+
 // resolve checks the parsed flags against each other and the remaining
 // arguments, turns them into a sampler configuration, and has the engine
 // plan the run.
@@ -75,9 +87,9 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 	case f.pid != 0 && len(argv) > 0:
 		return cfg, nil, usageError("give either -p PID or a command after --, not both")
 	case f.all && (f.pid != 0 || len(argv) > 0):
-		return cfg, nil, usageError("--all samples every process: give no -p PID or command with it")
-	case f.pid == 0 && len(argv) == 0 && !f.all:
-		return cfg, nil, usageError("nothing to sample: give -p PID or -- CMD [ARGS...]")
+		return cfg, nil, usageError("-a samples every process: give no -p PID or command with it")
+	case f.pid == 0 && len(argv) == 0 && !f.all && !f.hostByDefault:
+		return cfg, nil, usageError("nothing to sample: give -p PID, -- CMD [ARGS...] or --all")
 	case set["F"] && set["c"]:
 		return cfg, nil, usageError("-F and -c are exclusive")
 	case set["F"] && f.freq == 0:
@@ -93,7 +105,22 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 	if err != nil {
 		return cfg, nil, usageError("%v", err)
 	}
-	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user, AllProcesses: f.all}
+	var cpus []int
+	if f.cpus != "" {
+		if cpus, err = sampler.ParseCPUList(f.cpus); err != nil {
+			return cfg, nil, usageError("-C: %v", err)
+		}
+		if err := sampler.CheckCPUs(cpus); err != nil {
+			return cfg, nil, fmt.Errorf("-C: %w", err)
+		}
+	}
+	all := f.all || f.pid == 0 && len(argv) == 0
+	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user, AllProcesses: all, CPUs: cpus}
+	if all {
+		// Records of every task on every CPU: perf record's ring a CPU
+		// (512 KiB) at least, as the agent's.
+		cfg.RingPages = max(cfg.RingPages, hostRingBytes/os.Getpagesize())
+	}
 	if set["c"] {
 		cfg.Period = f.period
 	} else {

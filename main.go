@@ -26,9 +26,10 @@ const usage = `cctop: a live calling-context profiler for Linux
 
 usage:
   cctop demo                                         the live TUI on a built-in workload
-  cctop top [flags] (-p PID | -- CMD [ARGS...])      the live TUI: browse the calling context tree as it grows
+  cctop top [flags] [-p PID | -- CMD [ARGS...]]      the live TUI: browse the calling context tree as it grows;
+                                                     with no target, every process on the host (as perf top)
   cctop view SOURCE... [flags]                       the TUI on pprof profiles: files, - (stdin), http(s) URLs
-  cctop record [flags] (-p PID | -- CMD [ARGS...])   sample headless, write a pprof profile
+  cctop record [flags] [-p PID | -- CMD [ARGS...]]   sample headless, write a pprof profile (no target: the host)
   cctop agent [flags] (--all | -p PID | -- CMD [ARGS...]) --otlp HOST:PORT
                                                      always on, at 19 Hz: a profile every --window, pushed to
                                                      an OpenTelemetry collector (OTLP profiles over gRPC)
@@ -40,6 +41,9 @@ usage:
 
 record flags:
   -p PID          attach to a running process (all its threads, and threads it creates later)
+  -a, --all       every process on the host, the default with no target (per-CPU events; root,
+                  CAP_PERFMON or perf_event_paranoid <= 0)
+  -C CPUS         sample on these CPUs only (0-3,8)
   -F HZ           sampling frequency (default 999)
   -c PERIOD       sample every PERIOD events instead (ns for clock events)
   -e EVENT        cpu-clock (default), task-clock, or cycles (needs a hardware PMU)
@@ -69,7 +73,6 @@ top flags (and the record flags above):
   --refresh D     redraw for new samples every D (default 1s; keys are answered at once)
 
 agent flags (and the record flags above; the agent's defaults are -F 19, --calls none and --symbol-mib 256):
-  --all           every process on the host (per-CPU events; root, CAP_PERFMON or perf_event_paranoid <= 0)
   --window D      cut and push a profile every D (default 10s)
   --otlp HOST:PORT   the collector's OTLP/gRPC endpoint, TLS with the system's roots unless:
   --otlp-insecure    plaintext (loopback, trusted networks)

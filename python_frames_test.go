@@ -128,6 +128,15 @@ func checkPysplit(t *testing.T, p *profile.Profile, stderr string) {
 	}
 }
 
+// pysplitSeconds is how long TestPythonFrames records each case. Where
+// the Python stack changes between reads, as pysplit.py's does every 1 to
+// 6 ms, a function's share is as good as the number of reads: at one read
+// every 5 ms (what the poller's budget allows on this machine) a share of
+// 60% has a standard deviation of 1.2 points over 8 s (3 points is 2.5 of
+// them: one run in four of this test would miss somewhere by chance), and
+// of 0.87 over 16 s.
+const pysplitSeconds = "16"
+
 // TestPythonFrames (issue 31): with every CPython of the machine, attached
 // (record -p) to a running script and launched, no flags, the Python
 // functions are read from the interpreter and merged into the native
@@ -146,7 +155,7 @@ func TestPythonFrames(t *testing.T) {
 			pid := startPysplit(t, py.path)
 			time.Sleep(300 * time.Millisecond) // past the imports
 			dir := t.TempDir()
-			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", strconv.Itoa(pid), "-d", "8s", "-o", "p.pb.gz")
+			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", strconv.Itoa(pid), "-d", pysplitSeconds+"s", "-o", "p.pb.gz")
 			if code != 0 {
 				t.Fatalf("record exit %d:\n%s", code, stderr)
 			}
@@ -154,7 +163,7 @@ func TestPythonFrames(t *testing.T) {
 		})
 		t.Run(py.name+"/launch", func(t *testing.T) {
 			dir := t.TempDir()
-			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "60s", "-o", "p.pb.gz", "--", py.path, script, "8")
+			_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "60s", "-o", "p.pb.gz", "--", py.path, script, pysplitSeconds)
 			if code != 0 {
 				t.Fatalf("record exit %d:\n%s", code, stderr)
 			}

@@ -13,6 +13,7 @@ import (
 
 func cmdRecord(args []string, stderr io.Writer) error {
 	fs, tf := newTargetFlags("record")
+	tf.hostByDefault = true
 	var dur durationFlag
 	fs.Var(&dur, "d", "stop after `DURATION`")
 	out := fs.String("o", "cctop.pb.gz", "output `FILE`")
@@ -33,6 +34,9 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	cfg, plan, err := tf.resolve(fs)
 	if err != nil {
 		return err
+	}
+	if cfg.AllProcesses && !tf.all {
+		fmt.Fprintln(stderr, "cctop: no target: sampling every process on the host (-a); -p PID or -- CMD for one")
 	}
 	fl, err := of.open(func(format string, args ...any) { fmt.Fprintf(stderr, "cctop: "+format+"\n", args...) })
 	if err != nil {

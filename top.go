@@ -22,6 +22,7 @@ import (
 
 func cmdTop(args []string, stderr io.Writer) error {
 	fs, tf := newTargetFlags("top")
+	tf.hostByDefault = true
 	fs.DurationVar(&tf.opts.Refresh, "refresh", engine.DefaultRefresh, "redraw for new samples every `D`")
 	of := addOTLPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {

@@ -545,3 +545,36 @@ func TestReadBounded(t *testing.T) {
 		t.Errorf("a small profile: %v", err)
 	}
 }
+
+// TestProfileCommLabel: each sample of a process whose main thread is named
+// carries the process's name as the comm label, beside its pid, so that a
+// profile of several processes says which is which (go tool pprof -tagfocus
+// comm=postgres); a thread whose process is not named has none.
+func TestProfileCommLabel(t *testing.T) {
+	tr := New()
+	fn := tr.Intern(Func{Name: "work", Module: "/bin/app"})
+	for _, tid := range []uint32{100, 101, 200, 301} {
+		tr.Add([]Frame{{Func: fn, Addr: 0x10}}, tid, Metrics{Samples: 1})
+	}
+	meta := Meta{SampleType: "cpu", Unit: "nanoseconds", Threads: map[uint32]Thread{
+		100: {TID: 100, PID: 100, Name: "postgres"},
+		101: {TID: 101, PID: 100, Name: "bgworker"},
+		200: {TID: 200, PID: 200, Name: "pgbench"},
+		301: {TID: 301, PID: 300, Name: "helper"},
+	}}
+	want := map[int64]string{100: "postgres", 101: "postgres", 200: "pgbench", 301: ""}
+	p := tr.Profile(meta)
+	if len(p.Sample) != len(want) {
+		t.Fatalf("%d samples, want %d", len(p.Sample), len(want))
+	}
+	for _, s := range p.Sample {
+		tid := s.NumLabel["thread_id"][0]
+		var comm string
+		if c := s.Label["comm"]; len(c) == 1 {
+			comm = c[0]
+		}
+		if comm != want[tid] {
+			t.Errorf("thread %d: comm %q, want %q", tid, comm, want[tid])
+		}
+	}
+}

@@ -13,6 +13,9 @@ const (
 	labelThreadID   = "thread_id"   // numeric
 	labelThreadName = "thread_name" // string
 	labelPID        = "pid"         // numeric, when known
+	// labelComm is the name of the thread's process (its main thread's,
+	// as perf's comm), when known.
+	labelComm = "comm"
 	// labelOffCPUReason is why a thread was off the CPU (futex,
 	// nanosleep, preempted...), on the samples of an OffCPUFrame leaf.
 	labelOffCPUReason = "offcpu_reason"
@@ -99,6 +102,12 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 				}
 				if th.Name != "" {
 					s.Label = map[string][]string{labelThreadName: {th.Name}}
+				}
+				if comm := m.Threads[th.PID].Name; th.PID != 0 && comm != "" && m.Threads[th.PID].PID == th.PID {
+					if s.Label == nil {
+						s.Label = map[string][]string{}
+					}
+					s.Label[labelComm] = []string{comm}
 				}
 			}
 			if offcpu {

@@ -118,6 +118,11 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 	if err != nil {
 		return nil, err
 	}
+	if p.source.Kind == "uprobe" && mode.Kind == "auto" && cfg.AllProcesses {
+		// Uprobes count one executable's functions; the host has many.
+		p.source = hpm.Source{Kind: "none", HWMissing: p.source.HWMissing,
+			Reason: "no call counter: uprobes count one executable's functions, and the whole host is sampled (give -p PID or a command for call counts)"}
+	}
 	if p.source.Kind == "uprobe" {
 		if p.binary, err = targetBinary(*cfg); err != nil {
 			return nil, err

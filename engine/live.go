@@ -509,7 +509,7 @@ func (l *Live) publish() {
 		Threads:    threads,
 		Seq:        l.seq,
 		Header: tui.Header{
-			Target: l.target, Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
+			Target: l.targetNow(), Threads: st.Threads, Rate: l.rate, Samples: st.Samples,
 			Lost: st.Lost, Throttled: st.Throttled, Unwound: l.b.unwound.percent(),
 			Folded: l.b.folded, LogDropped: l.logDropped(),
 			Counter: strings.TrimPrefix(l.plan.describe(), "call counter: "), CounterBrief: counterBrief(l.plan, l.arm),
@@ -571,10 +571,25 @@ func (l *Live) tellEvents(st sampler.Stats) {
 	}
 }
 
+// targetNow is the header's target: over the host, with the processes
+// sampled so far.
+func (l *Live) targetNow() string {
+	if !l.sess.Config().AllProcesses {
+		return l.target
+	}
+	n := int(l.sess.Target().Processes)
+	return fmt.Sprintf("%s, %d %s sampled", l.target, n, plural(n, "process", "processes"))
+}
+
 // tellTarget puts what the target did since the last snapshot on the
 // status line: stopped or continued, processes started, programs run.
 func (l *Live) tellTarget() {
 	t := l.sess.Target()
+	if l.sess.Config().AllProcesses {
+		// The host's processes are no target's children: the header
+		// counts them.
+		t.Processes = l.toldTarget.Processes
+	}
 	for _, ev := range targetNews(l.toldTarget, t) {
 		l.send(tui.StatusMsg{Text: "target " + ev})
 	}

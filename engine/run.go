@@ -481,6 +481,10 @@ func modeTop(w io.Writer, t *cct.Tree, mode string) {
 }
 
 func targetName(cfg sampler.Config, sess *sampler.Session) string {
+	if cfg.AllProcesses {
+		n := sess.CPUs()
+		return fmt.Sprintf("the host (%d %s)", n, plural(n, "CPU", "CPUs"))
+	}
 	if len(cfg.Argv) > 0 {
 		// The command without its path: the header cuts what does not
 		// fit its width at a word, never inside an argument's number.

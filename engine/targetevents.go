@@ -161,6 +161,10 @@ func plural(n int, one, many string) string {
 // targetSummary is the summary's line about the target: how it ended and
 // what it did, "" when there is nothing to say.
 func targetSummary(cfg sampler.Config, sess *sampler.Session) string {
+	if cfg.AllProcesses {
+		n := int(sess.Target().Processes)
+		return fmt.Sprintf("the host: %d %s sampled", n, plural(n, "process", "processes"))
+	}
 	ev := strings.Join(targetEvents(sess.Target()), "; ")
 	exit := exitReport(cfg, sess)
 	switch {

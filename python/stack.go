@@ -1,8 +1,10 @@
 package python
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Frame is one Python frame of a stack read from the interpreter, or, with
@@ -59,6 +61,7 @@ type reader struct {
 	frameAddrs []uint64
 	specFrames []uint64
 	specBytes  []byte
+	order      []int // byAddress's scratch
 	walkedOff  bool
 }
 
@@ -215,13 +218,15 @@ func (r *reader) speculate(tstate uint64, spec *speculation) (bool, error) {
 	}
 	// The code objects' headers first, then the frames': r.hdrs holds the
 	// headers where the rest of stack looks for them.
-	for i, a := range spec.codes {
-		r.addrs = append(r.addrs, a)
+	// Each in order of address, so that the ranges next to each other are
+	// read as one (processMemory.ReadMany).
+	for _, i := range r.byAddress(spec.codes) {
+		r.addrs = append(r.addrs, spec.codes[i])
 		r.bufs = append(r.bufs, buf[uint64(i)*csize:uint64(i+1)*csize])
 	}
 	frames := buf[uint64(len(spec.codes))*csize:]
-	for i, a := range spec.frames {
-		r.addrs = append(r.addrs, a)
+	for _, i := range r.byAddress(spec.frames) {
+		r.addrs = append(r.addrs, spec.frames[i])
 		r.bufs = append(r.bufs, frames[uint64(i)*fsize:uint64(i+1)*fsize])
 	}
 	word(2, first)
@@ -404,4 +409,15 @@ func (r *reader) interpreterFrames(cur uint64) error {
 		cur = prev
 	}
 	return nil
+}
+
+// byAddress is the indices of addrs in the order of their addresses, in
+// scratch the reader keeps.
+func (r *reader) byAddress(addrs []uint64) []int {
+	r.order = r.order[:0]
+	for i := range addrs {
+		r.order = append(r.order, i)
+	}
+	slices.SortFunc(r.order, func(a, b int) int { return cmp.Compare(addrs[a], addrs[b]) })
+	return r.order
 }

@@ -28,6 +28,9 @@ type Config struct {
 	// which otherwise leaves it out: the profiler sampling itself is
 	// noise.
 	IncludeSelf bool
+	// CPUs limits the events to these CPUs (perf's -C): every online one
+	// when empty. A CPU that is not online is an error at Open.
+	CPUs []int
 	// For a launched command.
 	Dir            string
 	Env            []string

@@ -170,6 +170,9 @@ func openWith(cfg Config, k boundary) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cpus, err = chooseCPUs(cpus, cfg.CPUs); err != nil {
+		return nil, err
+	}
 	s := &Session{
 		cfg: cfg, cpus: cpus, k: k, epfd: -1, pidfd: -1,
 		rings: map[int]*ring{}, ringFD: map[int]int{}, ringOwners: map[int]bool{}, tidFDs: map[int][]int{},

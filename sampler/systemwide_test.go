@@ -164,6 +164,35 @@ func TestSystemWideEvents(t *testing.T) {
 
 // TestSystemWideConfig: AllProcesses takes no PID, command or off-CPU time,
 // and says so before anything is opened.
+// TestSystemWideCPUList: -C on a 64-CPU machine opens the groups on the
+// CPUs listed only, and a CPU that is not online is refused before any
+// event is opened.
+func TestSystemWideCPUList(t *testing.T) {
+	skipIfNoSystemWide(t)
+	fake, k := newFakeCPUs(t, 64)
+	s, err := openWith(Config{AllProcesses: true, Freq: 99, CPUs: []int{3, 17, 63}}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.mu.Lock()
+	cpus := map[int]int{}
+	for _, c := range fake.calls {
+		cpus[c.cpu]++
+	}
+	fake.mu.Unlock()
+	s.Close()
+	if len(cpus) != 3 || cpus[3] != 1 || cpus[17] != 1 || cpus[63] != 1 || s.CPUs() != 3 {
+		t.Errorf("events by CPU %v (session: %d CPUs), want one on each of 3, 17 and 63", cpus, s.CPUs())
+	}
+	fake, k = newFakeCPUs(t, 64)
+	if _, err := openWith(Config{AllProcesses: true, Freq: 99, CPUs: []int{1, 64}}, k); err == nil || !strings.Contains(err.Error(), "CPU 64 is not online (online: 0-63)") {
+		t.Errorf("CPU 64 of 64: %v", err)
+	}
+	if n := fake.count(unix.PERF_TYPE_SOFTWARE); n != 0 {
+		t.Errorf("%d events opened for a refused CPU list", n)
+	}
+}
+
 func TestSystemWideConfig(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config

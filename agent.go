@@ -24,6 +24,8 @@ const agentHz = 19
 const agentSymbolMiB = 256
 
 func cmdAgent(args []string, stderr io.Writer) error {
+	sigCtx, stopSignals := catchSignals()
+	defer stopSignals()
 	fs, tf := newTargetFlags("agent")
 	window := durationFlag{10 * time.Second}
 	fs.Var(&window, "window", "cut and send a profile every `DURATION`")
@@ -91,7 +93,7 @@ func cmdAgent(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	ctx, stop := runContext(dur.d)
+	ctx, stop := runContext(sigCtx, dur.d)
 	defer stop()
 	ws, err := engine.StartWindows(cfg, plan, window.d, stderr)
 	if err != nil {

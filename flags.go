@@ -163,13 +163,19 @@ func (f *durationFlag) Set(s string) error {
 	return nil
 }
 
-// runContext is the context of a headless run: it ends on Ctrl-C, SIGTERM
-// or SIGHUP, or after d when d > 0.
-func runContext(d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
+// catchSignals is the context of a headless run, ended by Ctrl-C, SIGTERM
+// or SIGHUP. A command calls it first, before its flags and its plan
+// (which may take a while: counters probed, binaries read), so that a
+// signal at any moment of its start-up ends the run with its profile
+// rather than the process; a second signal is caught as the first.
+func catchSignals() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), quitSignals...)
+}
+
+// runContext is ctx (catchSignals') ended after d too, when d > 0.
+func runContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
-		return ctx, stop
+		return ctx, func() {}
 	}
-	ctx, cancel := context.WithTimeout(ctx, d)
-	return ctx, func() { cancel(); stop() }
+	return context.WithTimeout(ctx, d)
 }

@@ -1,11 +1,20 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"golang.org/x/sys/unix"
 
 	"github.com/cctop/cctop/internal/testutil"
 	"github.com/cctop/cctop/sampler"
@@ -91,5 +100,237 @@ func TestRecordHost(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.pb.gz")); err == nil {
 		t.Error("a profile was written for a refused CPU list")
+	}
+}
+
+// TestRecordChildren (issue 32): a parent that forks four workers after
+// `cctop record -p PARENT` started has each worker's time in the profile
+// under its own process, at least 95% of the CPU time the workers used (as
+// the kernel counted it for the parent that reaped them), and the
+// parent's own time under the parent's.
+func TestRecordChildren(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	dir := t.TempDir()
+	forker := testutil.Compile(t, dir, "gcc", "testdata/forker.c", "-O0", "-fno-omit-frame-pointer")
+	cmd := exec.Command(forker, "4", "700", "1500", "600")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	parent := cmd.Process.Pid
+	// The workers' CPU time, as the parent's cutime and cstime once it
+	// reaped them: the last look before it exits.
+	var childTicks int64
+	looked := make(chan struct{})
+	go func() {
+		defer close(looked)
+		for {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", parent))
+			if err != nil {
+				return
+			}
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+			if len(f) > 14 && f[0] != "Z" {
+				cu, _ := strconv.ParseInt(f[13], 10, 64)
+				cs, _ := strconv.ParseInt(f[14], 10, 64)
+				childTicks = cu + cs
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // the parent spins; its workers come after
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", strconv.Itoa(parent), "-o", "f.pb.gz")
+	if code != 0 {
+		t.Fatalf("record exit %d:\n%s", code, stderr)
+	}
+	io.Copy(io.Discard, out)
+	cmd.Wait()
+	<-looked
+	p := testutil.ReadProfile(t, filepath.Join(dir, "f.pb.gz"))
+	cpu := -1
+	for i, st := range p.SampleType {
+		if st.Type == "cpu" {
+			cpu = i
+		}
+	}
+	if cpu < 0 {
+		t.Fatalf("no cpu column: %v", p.SampleType)
+	}
+	byPID := map[int64]int64{}
+	procs := map[int64]string{}
+	for _, s := range p.Sample {
+		if len(s.NumLabel["pid"]) != 1 {
+			continue
+		}
+		pid := s.NumLabel["pid"][0]
+		if v := s.Label["process"]; len(v) == 1 {
+			procs[pid] = v[0]
+		}
+		work := false
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				if ln.Function.Name == map[bool]string{true: "parent_work", false: "child_work"}[pid == int64(parent)] {
+					work = true
+				}
+			}
+		}
+		if work {
+			byPID[pid] += s.Value[cpu]
+		}
+	}
+	var workers int64
+	n := 0
+	for pid, ns := range byPID {
+		if pid == int64(parent) {
+			continue
+		}
+		n++
+		workers += ns
+		if !strings.HasSuffix(procs[pid], fmt.Sprintf("[pid %d]", pid)) {
+			t.Errorf("worker %d's samples are labelled process %q", pid, procs[pid])
+		}
+	}
+	if n != 4 || byPID[int64(parent)] == 0 {
+		t.Errorf("child_work in %d processes, parent_work %d ns; want 4 workers and the parent: %v", n, byPID[int64(parent)], byPID)
+	}
+	want := childTicks * 1e9 / 100 // USER_HZ
+	if want == 0 || float64(workers) < 0.95*float64(want) {
+		t.Errorf("the workers' child_work has %.2fs in the profile, they used %.2fs of CPU: want >= 95%%", float64(workers)/1e9, float64(want)/1e9)
+	}
+	t.Logf("workers: %.3fs in the profile of %.3fs used (%.1f%%)", float64(workers)/1e9, float64(want)/1e9, 100*float64(workers)/float64(max(want, 1)))
+}
+
+// TestTopHostInTmux (issue 32): `cctop top` with no arguments at 80x24, as
+// perf top: with two busy workloads of cctop's own running, the first
+// screen shows each process, by comm and pid, with its hot function, and
+// the header counts the processes; q leaves no probe behind.
+func TestTopHostInTmux(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if ok, why := sampler.SystemWideAllowed(); !ok {
+		t.Skipf("system-wide sampling not permitted here: %s", why)
+	}
+	start := func(args ...string) int {
+		w := exec.Command(cctopBin, append([]string{"workload"}, args...)...)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		return w.Process.Pid
+	}
+	spin := start("spin", "-threads", "1", "-loop")
+	density := start("density", "-duration", "60s")
+	s := newTmux(t, 80, 24, cctopBin+" top")
+	s.waitFor(`\d+ processes`, 20*time.Second)
+	time.Sleep(3 * time.Second)
+	scr := s.screen()
+	for _, w := range []struct {
+		pid int
+		hot string
+	}{{spin, "spinLeaf"}, {density, "density"}} {
+		row := ""
+		for _, l := range strings.Split(scr, "\n") {
+			if strings.Contains(l, fmt.Sprintf("cctop [pid %d]", w.pid)) {
+				row = l
+			}
+		}
+		if row == "" || !strings.Contains(row, w.hot) {
+			t.Errorf("no row of process %d with %s on the first screen:\n%s", w.pid, w.hot, scr)
+		}
+	}
+	if !regexp.MustCompile(`the host \(\d+ CPUs?\), \d+ processes`).MatchString(scr) {
+		t.Errorf("the header does not say the host and its processes:\n%s", scr)
+	}
+	s.keys("q")
+	s.waitFor(`CCTOP-EXITED 0`, 15*time.Second)
+	if b, err := os.ReadFile("/sys/kernel/tracing/uprobe_events"); err == nil && strings.Contains(string(b), "cctop") {
+		t.Errorf("probes left behind:\n%s", b)
+	}
+}
+
+// TestSignalsEndHostRuns (issue 32): SIGTERM, SIGINT and SIGHUP at any
+// moment of a loaded start-up of `record -a` and `agent --all` (during
+// symbol loading, the first batches, the run), once, twice in a row, or
+// through timeout(1), end the command within signalBound with its profile
+// written. 20 runs, spread over the first 1.5 s from 20 ms (before
+// then the Go runtime has not started: the kernel's default ends it).
+func TestSignalsEndHostRuns(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if ok, why := sampler.SystemWideAllowed(); !ok {
+		t.Skipf("system-wide sampling not permitted here: %s", why)
+	}
+	const signalBound = 10 * time.Second
+	for i := 0; i < 4; i++ {
+		w := exec.Command(cctopBin, "workload", "spin", "-threads", "1", "-loop")
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+	}
+	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
+	dir := t.TempDir()
+	for run := 0; run < 20; run++ {
+		out := filepath.Join(dir, fmt.Sprintf("s%d.pb.gz", run))
+		args := []string{"record", "-a", "-F", "999", "-o", out}
+		if run%2 == 1 {
+			args = []string{"agent", "--all", "-F", "999", "--window", "20s", "-o", out}
+		}
+		delay := 20*time.Millisecond + time.Duration(run)*1500*time.Millisecond/20
+		sig := sigs[run%len(sigs)]
+		twice := run%3 == 2
+		viaTimeout := run%4 == 3
+		name := fmt.Sprintf("%s/%v/%v", args[0], unix.SignalName(sig), delay)
+		var cmd *exec.Cmd
+		if viaTimeout {
+			// timeout(1) signals its child once the delay is up, as a
+			// service manager would.
+			d := fmt.Sprintf("%.3f", max(delay, time.Millisecond).Seconds())
+			cmd = exec.Command("timeout", append([]string{"-s", unix.SignalName(sig), d, cctopBin}, args...)...)
+			name += "/timeout"
+		} else {
+			cmd = exec.Command(cctopBin, args...)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		if !viaTimeout {
+			time.Sleep(delay)
+			cmd.Process.Signal(sig)
+			if twice {
+				time.Sleep(30 * time.Millisecond)
+				cmd.Process.Signal(sig)
+				name += "/twice"
+			}
+		}
+		sent := time.Now()
+		if viaTimeout {
+			sent = sent.Add(delay)
+		}
+		select {
+		case <-done:
+		case <-time.After(time.Until(sent.Add(signalBound))):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%s: still running %v after the signal:\n%s", name, signalBound, stderr.String())
+			continue
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Errorf("%s: no profile: %v\n%s", name, err, stderr.String())
+			continue
+		}
+		_, err = profile.Parse(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: profile unreadable: %v", name, err)
+		}
+		t.Logf("%s: ended %.2fs after the signal", name, time.Since(sent).Seconds())
 	}
 }

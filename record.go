@@ -12,6 +12,8 @@ import (
 )
 
 func cmdRecord(args []string, stderr io.Writer) error {
+	sigCtx, stopSignals := catchSignals()
+	defer stopSignals()
 	fs, tf := newTargetFlags("record")
 	tf.hostByDefault = true
 	var dur durationFlag
@@ -45,7 +47,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 
 	// Ctrl-C, SIGTERM and SIGHUP end the recording; the profile is still
 	// written.
-	ctx, stop := runContext(dur.d)
+	ctx, stop := runContext(sigCtx, dur.d)
 	defer stop()
 
 	cfg.Stdin = os.Stdin

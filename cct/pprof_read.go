@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"math"
 	"io"
 	"slices"
 	"strings"
@@ -197,6 +198,7 @@ func FromProfileType(p *profile.Profile, index int) (*Tree, Meta, error) {
 	t := New()
 	r := reader{t: t, frames: make(map[*profile.Location][]Frame), funcs: make(map[readFuncKey]FuncID)}
 	var stack []Frame
+	processes := severalProcesses(p)
 	for _, s := range p.Sample {
 		var m Metrics
 		for _, c := range cols {
@@ -213,6 +215,11 @@ func FromProfileType(p *profile.Profile, index int) (*Tree, Meta, error) {
 				// The frame below was cut off from the one it was inlined into.
 				stack[maxDepth-2].Inlined = false
 				break
+			}
+		}
+		if processes {
+			if f, ok := processOf(s); ok {
+				stack = append(stack, Frame{Func: t.Intern(f)})
 			}
 		}
 		tid, th, ok := threadOf(s)
@@ -235,6 +242,46 @@ func FromProfileType(p *profile.Profile, index int) (*Tree, Meta, error) {
 		t.Add(stack, tid, m)
 	}
 	return t, meta, nil
+}
+
+// severalProcesses says whether p's samples are of more than one process
+// (pid labels), or name their process (cctop's process label): its stacks
+// then have their process as the outermost frame, as the profile's maker
+// showed them (see ProcessModule).
+func severalProcesses(p *profile.Profile) bool {
+	first := int64(-1)
+	for _, s := range p.Sample {
+		if len(s.Label[labelProcess]) > 0 {
+			return true
+		}
+		if v := firstNum(s, labelPID); v != nil {
+			switch {
+			case first < 0:
+				first = *v
+			case *v != first:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// processOf is the process frame of s, from its process label, or its pid
+// and comm labels.
+func processOf(s *profile.Sample) (Func, bool) {
+	var comm string
+	if v := s.Label[labelComm]; len(v) > 0 {
+		comm = v[0]
+	}
+	if v := s.Label[labelProcess]; len(v) > 0 && v[0] != "" {
+		f := Func{Name: v[0], Module: ProcessModule, System: comm}
+		f.Short = processShort(f.ProcessPID(), comm, strings.TrimSuffix(v[0], fmt.Sprintf(" [pid %d]", f.ProcessPID())))
+		return f, true
+	}
+	if v := firstNum(s, labelPID); v != nil && *v > 0 && *v <= math.MaxUint32 {
+		return ProcessFunc(uint32(*v), "", comm), true
+	}
+	return Func{}, false
 }
 
 // threadOf reads the thread labels of s: cctop's names first, then perf_data_converter's.

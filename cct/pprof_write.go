@@ -16,6 +16,9 @@ const (
 	// labelComm is the name of the thread's process (its main thread's,
 	// as perf's comm), when known.
 	labelComm = "comm"
+	// labelProcess is the process frame's name, "TITLE [pid N]" (see
+	// ProcessModule), on the samples of a profile of several processes.
+	labelProcess = "process"
 	// labelOffCPUReason is why a thread was off the CPU (futex,
 	// nanosleep, preempted...), on the samples of an OffCPUFrame leaf.
 	labelOffCPUReason = "offcpu_reason"
@@ -74,6 +77,13 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 	// pprof takes the first mapping for the main binary (it names the profile after it):
 	// that is the module of the outermost frames, not that of the first leaf written.
 	for _, c := range t.Children(0) {
+		if f := t.funcs[t.nodes[c].Func]; f.IsProcess() {
+			// The process's own outermost frames name it.
+			for _, g := range t.Children(c) {
+				b.mapping(t.funcs[t.nodes[g].Func].Module)
+			}
+			continue
+		}
 		b.mapping(t.funcs[t.nodes[c].Func].Module)
 	}
 	for id := range t.nodes {
@@ -81,6 +91,7 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 			continue
 		}
 		var locs []*profile.Location
+		var proc Func // the context's process frame, if it has one
 		located := false
 		reason, offcpu := OffCPUReason(t.funcs[t.nodes[id].Func].Name)
 		for _, ts := range t.Threads(NodeID(id)) {
@@ -88,7 +99,13 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 				continue
 			}
 			if !located {
-				locs, located = b.locations(t.Stack(NodeID(id))), true
+				st := t.Stack(NodeID(id))
+				proc = Func{}
+				if n := len(st); n > 0 && t.funcs[st[n-1].Func].IsProcess() {
+					// A process is labels, not code (see ProcessModule).
+					proc, st = t.funcs[st[n-1].Func], st[:n-1]
+				}
+				locs, located = b.locations(st), true
 			}
 			s := &profile.Sample{Location: locs, Value: make([]int64, len(cols))}
 			for i, c := range cols {
@@ -108,6 +125,21 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 						s.Label = map[string][]string{}
 					}
 					s.Label[labelComm] = []string{comm}
+				}
+			}
+			if proc.IsProcess() {
+				if s.Label == nil {
+					s.Label = map[string][]string{}
+				}
+				s.Label[labelProcess] = []string{proc.Name}
+				if c := proc.Comm(); c != "" {
+					s.Label[labelComm] = []string{c}
+				}
+				if s.NumLabel == nil {
+					s.NumLabel = map[string][]int64{}
+				}
+				if pid := proc.ProcessPID(); pid != 0 && len(s.NumLabel[labelPID]) == 0 {
+					s.NumLabel[labelPID] = []int64{int64(pid)}
 				}
 			}
 			if offcpu {

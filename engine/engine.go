@@ -235,6 +235,7 @@ func StartLive(cfg sampler.Config, plan *Plan, stderr io.Writer) (*Live, error) 
 	if err != nil {
 		return nil, err
 	}
+	b.enableProcesses(cfg.AllProcesses, uint32(sess.PID()))
 	l := newLive(targetName(cfg, sess), sess, b, plan)
 	l.SetRefresh(plan.refresh)
 	l.launched = len(cfg.Argv) > 0

@@ -83,6 +83,8 @@ type builder struct {
 	// session, where a profile is cut by process: the session forgets a
 	// thread at its exit, its samples in the tree stay (nil otherwise).
 	pids map[uint32]uint32
+	// proc is the process level of a profile of several (processes.go).
+	proc procLevel
 
 	// deferLoads: a sample that needs a module not loaded yet waits, with
 	// the records after it, while the module loads on another goroutine
@@ -166,10 +168,12 @@ func (b *builder) apply(r *sampler.Record) bool {
 		return b.sample(r)
 	case sampler.KindComm:
 		if r.Exec() {
+			b.forgetProcess(r.PID)
 			b.retireJIT(r.PID)
 			b.res.Exec(int(r.PID))
 			b.py.exec(r.PID)
 		}
+		b.noteComm(r.PID, r.TID, r.Comm)
 	case sampler.KindMmap:
 		b.res.AddMapping(int(r.PID), symbol.Mapping{
 			Start: r.Addr, Limit: r.Addr + r.Len, Offset: r.PgOff, Path: r.Filename,
@@ -189,6 +193,7 @@ func (b *builder) apply(r *sampler.Record) bool {
 		// already, or refused, keeps its frames unnamed.
 		b.res.LoadProc(int(r.PID))
 	case sampler.KindGone:
+		b.forgetProcess(r.PID)
 		b.retireJIT(r.PID)
 		b.res.Exit(int(r.PID))
 	case sampler.KindSwitch:
@@ -315,6 +320,7 @@ func (b *builder) frameStack(r *sampler.Record, deferred bool) (nk int, folded b
 		defer b.res.SetDeferred(false)
 	}
 	b.res.SetTime(r.Time) // JIT code a jitdump names is named as of then
+	b.proc.pid = r.PID
 	kernel, user := sampler.SplitChain(r.Chain)
 	b.frames = b.frames[:0]
 	b.jit.pid = r.PID // whose JIT code intern names
@@ -373,6 +379,9 @@ func (b *builder) finishStack(nk int, folded bool) {
 	}
 	if b.pyTorn {
 		b.stack = append(b.stack, b.tornFrame())
+	}
+	if f, ok := b.processFrame(); ok {
+		b.stack = append(b.stack, f)
 	}
 }
 

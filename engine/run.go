@@ -152,6 +152,7 @@ func recordTarget(ctx context.Context, cfg sampler.Config, plan *Plan, stderr io
 	if err != nil {
 		return nil, err
 	}
+	b.enableProcesses(cfg.AllProcesses, uint32(sess.PID()))
 	rec := &Recording{cfg: cfg, sess: sess, b: b, start: start, plan: plan, procs: bookOf(cfg, sess)}
 	arm := newArmer(plan, sess)
 	rec.arm = arm

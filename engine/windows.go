@@ -170,6 +170,12 @@ func successor(b *builder, plan *Plan, sess *sampler.Session, now uint64) *build
 	if b.off != nil {
 		nb.off = b.off.carry(now)
 	}
+	if b.proc.enabled {
+		// A target that had children still has them: the new profile
+		// has its process level from the start. The frames are the
+		// new tree's.
+		nb.enableProcesses(b.proc.on, b.proc.target)
+	}
 	return nb
 }
 

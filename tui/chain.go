@@ -74,17 +74,35 @@ func (t *treePane) chainFrom(g *group, pfold *foldNode) ([]*group, *foldNode) {
 
 // chainText is a chain row's name: "first › … › last (n)", cut to room cells by
 // shortening the first name, then by dropping it, so the last frame (where the chain
-// leads) stays readable longest.
-func chainText(first, last string, n, room int) string {
-	tail := " › … › " + last + " (" + strconv.Itoa(n) + ")"
+// leads) stays readable longest. A process (keepFirst: "postgres [pid 4321]", at the
+// top of a profile of several) is what the row is about: the last name is shortened
+// first, down to a few cells.
+func chainText(first, last string, n, room int, keepFirst bool) string {
+	count := " (" + strconv.Itoa(n) + ")"
+	tail := " › … › " + last + count
 	tw := ansi.StringWidth(tail)
 	if ansi.StringWidth(first)+tw <= room {
 		return first + tail
 	}
+	if keepFirst {
+		lastRoom := room - ansi.StringWidth(first+" › … › "+count)
+		if lastRoom >= 8 {
+			return first + " › … › " + truncateLeft(last, lastRoom) + count
+		}
+	}
 	if room-tw >= 12 {
 		return ansi.Truncate(first, room-tw, "…") + tail
 	}
-	return ansi.Truncate("… › "+last+" ("+strconv.Itoa(n)+")", room, "…")
+	return ansi.Truncate("… › "+last+count, room, "…")
+}
+
+// truncateLeft cuts s to w cells from the left, "…" first: of a function's name
+// the end (the function, not its package) says most.
+func truncateLeft(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return "…" + ansi.TruncateLeft(s, ansi.StringWidth(s)-w+1, "")
 }
 
 // indentWidth is the indentation of a row at depth for a name column nameW cells wide:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // demoFuncs are the functions of a profile shaped like `cctop demo`: a Go program whose
@@ -298,5 +299,27 @@ func TestProbesLeftOutOfTrees(t *testing.T) {
 	send(m, keys("P")...)
 	if !shown() {
 		t.Errorf("P did not show %s in the bottom-up view:\n%s", cct.ProbesName, screen(m))
+	}
+}
+
+// TestChainTextProcess: a chain that starts at a process keeps the process
+// (comm and pid) whole and shortens the function it leads to from the
+// left; another chain shortens its first name first.
+func TestChainTextProcess(t *testing.T) {
+	proc, last := "cctop [pid 28754]", "workload.densityRounds"
+	for _, c := range []struct {
+		room      int
+		keepFirst bool
+		want      string
+	}{
+		{80, true, "cctop [pid 28754] › … › workload.densityRounds (10)"},
+		{40, true, "cctop [pid 28754] › … › …sityRounds (10)"},
+		{40, false, "… › workload.densityRounds (10)"},
+		{50, false, "cctop [pid 2875… › … › workload.densityRounds (10)"},
+		{20, true, "… › workload.densit…"},
+	} {
+		if got := chainText(proc, last, 10, c.room, c.keepFirst); got != c.want || ansi.StringWidth(got) > c.room {
+			t.Errorf("room %d keepFirst %v: %q, want %q", c.room, c.keepFirst, got, c.want)
+		}
 	}
 }

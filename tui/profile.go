@@ -28,6 +28,9 @@ type structure struct {
 	// frames (what a clock sample interrupts there was not called by the target),
 	// [truncated] and [cctop probes].
 	noCalls []bool
+	// process marks, by FuncID, the process frames at the top of a profile of
+	// several (cct.ProcessModule).
+	process []bool
 	probes  cct.FuncID // the [cctop probes] frame, noFunc if the profile has none
 
 	byName map[string]cct.FuncID // full name to function, built on first use (see display)
@@ -65,10 +68,12 @@ func newStructure(t *cct.Tree) *structure {
 	nf := t.NumFuncs()
 	s.names, s.fulls, s.shorts, s.files = make([]string, nf), make([]string, nf), make([]string, nf), make([]string, nf)
 	s.noCalls, s.probes = make([]bool, nf), noFunc
+	s.process = make([]bool, nf)
 	for i := range nf {
 		f := t.Func(cct.FuncID(i))
 		s.names[i], s.fulls[i], s.shorts[i], s.files[i] = f.Name, printable(f.Name), printable(f.Short), f.File
-		s.noCalls[i] = f.Module == kernelModule || f.Name == cct.TruncatedName || f.Name == cct.ProbesName
+		s.noCalls[i] = f.Module == kernelModule || f.Name == cct.TruncatedName || f.Name == cct.ProbesName || f.IsProcess()
+		s.process[i] = f.IsProcess()
 		if f.Name == cct.ProbesName && s.probes == noFunc {
 			s.probes = cct.FuncID(i)
 		}

@@ -187,7 +187,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 	indentS := cut(strings.Repeat(" ", indent))
 	glyphS := cut(glyph)
 	if r.links != nil && room > 0 {
-		name = chainText(names[head.fn], name, len(r.links), room)
+		name = chainText(names[head.fn], name, len(r.links), room, p.process[head.fn])
 	}
 	nameS := cut(name)
 	markerS := cut(marker)

@@ -5,8 +5,8 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"math"
 	"io"
+	"math"
 	"slices"
 	"strings"
 

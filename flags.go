@@ -7,19 +7,24 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/python"
 	"github.com/cctop/cctop/sampler"
+	"golang.org/x/sys/unix"
 )
 
 // targetFlags are the flags of the commands that sample a target: what to
 // sample (the sampler's configuration), and how the engine counts calls,
 // weighs samples, unwinds stacks and bounds its memory (its options).
 type targetFlags struct {
-	pid    int
+	pid    int      // the one target of -p
+	pids   []int    // -p's list
+	names  []string // --pid-of
 	freq   uint64
 	period uint64
 	event  string
@@ -39,7 +44,8 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	f := &targetFlags{}
 	d := engine.DefaultOptions()
 	o := &f.opts
-	fs.IntVar(&f.pid, "p", 0, "attach to process `PID`")
+	fs.Var((*pidList)(&f.pids), "p", "attach to process `PID` (several: PID,PID,...)")
+	fs.Var((*nameList)(&f.names), "pid-of", "sample the processes named `NAME` (their comm, as pidof; several: NAME,NAME,...), those started later too")
 	fs.BoolVar(&f.all, "a", false, "sample every process on the host (root, CAP_PERFMON or perf_event_paranoid <= 0)")
 	fs.BoolVar(&f.all, "all", false, "same as -a")
 	fs.StringVar(&f.cpus, "C", "", "sample on these `CPUS` only (0-3,8, as perf's -C)")
@@ -65,6 +71,57 @@ func newTargetFlags(name string) (*flag.FlagSet, *targetFlags) {
 	return fs, f
 }
 
+// pidList is -p: one PID, or several separated by commas.
+type pidList []int
+
+func (l *pidList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(*l)), ","), "[]")
+}
+
+func (l *pidList) Set(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		pid, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("bad PID %q", f)
+		}
+		if pid <= 0 {
+			return fmt.Errorf("bad PID %d", pid)
+		}
+		if !slices.Contains(*l, pid) {
+			*l = append(*l, pid)
+		}
+	}
+	return nil
+}
+
+// nameList is --pid-of: names separated by commas.
+type nameList []string
+
+func (l *nameList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
+}
+
+func (l *nameList) Set(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return fmt.Errorf("empty name in %q", s)
+		}
+		if len(f) > 15 {
+			// The kernel keeps 15 bytes of a comm.
+			f = f[:15]
+		}
+		*l = append(*l, f)
+	}
+	return nil
+}
+
 // hostRingBytes is the ring a CPU of a session over the whole host: 512
 // KiB, as perf record's.
 const hostRingBytes = 512 << 10
@@ -81,14 +138,24 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 		return cfg, nil, usageError("--symbol-mib must be at least 1")
 	}
 	f.opts.SymbolBudget = f.symMiB << 20
+	var sel *sampler.Selection
+	if len(f.pids) == 1 && len(f.names) == 0 {
+		f.pid = f.pids[0]
+	} else if len(f.pids) > 0 || len(f.names) > 0 {
+		// Several processes: per-CPU events for every task, and the
+		// records of the ones selected and their children kept.
+		sel = &sampler.Selection{PIDs: f.pids, Names: f.names}
+	}
 	switch {
-	case set["p"] && f.pid <= 0:
-		return cfg, nil, usageError("bad PID %d", f.pid)
+	case sel != nil && len(argv) > 0:
+		return cfg, nil, usageError("give either processes (-p, --pid-of) or a command after --, not both")
+	case sel != nil && f.all:
+		return cfg, nil, usageError("-a samples every process: give no -p or --pid-of with it")
 	case f.pid != 0 && len(argv) > 0:
 		return cfg, nil, usageError("give either -p PID or a command after --, not both")
 	case f.all && (f.pid != 0 || len(argv) > 0):
 		return cfg, nil, usageError("-a samples every process: give no -p PID or command with it")
-	case f.pid == 0 && len(argv) == 0 && !f.all && !f.hostByDefault:
+	case f.pid == 0 && sel == nil && len(argv) == 0 && !f.all && !f.hostByDefault:
 		return cfg, nil, usageError("nothing to sample: give -p PID, -- CMD [ARGS...] or --all")
 	case set["F"] && set["c"]:
 		return cfg, nil, usageError("-F and -c are exclusive")
@@ -114,8 +181,15 @@ func (f *targetFlags) resolve(fs *flag.FlagSet) (sampler.Config, *engine.Plan, e
 			return cfg, nil, fmt.Errorf("-C: %w", err)
 		}
 	}
+	if sel != nil {
+		for _, pid := range sel.PIDs {
+			if err := unix.Kill(pid, 0); err == unix.ESRCH {
+				return cfg, nil, fmt.Errorf("%w: %d", sampler.ErrNoProcess, pid)
+			}
+		}
+	}
 	all := f.all || f.pid == 0 && len(argv) == 0
-	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user, AllProcesses: all, CPUs: cpus}
+	cfg = sampler.Config{PID: f.pid, Argv: argv, Leader: ev, UserOnly: f.user, AllProcesses: all, CPUs: cpus, Select: sel}
 	if all {
 		// Records of every task on every CPU: perf record's ring a CPU
 		// (512 KiB) at least, as the agent's.

@@ -45,7 +45,7 @@ func TestRecordHost(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "no target: sampling every process on the host") || !strings.Contains(stderr, "the host: ") {
+	if !strings.Contains(stderr, "no target: sampling every process on the host") || !strings.Contains(stderr, "the host: ") || !strings.Contains(stderr, "call counter: none") {
 		t.Errorf("the summary does not say the host was sampled:\n%s", stderr)
 	}
 	p := testutil.ReadProfile(t, filepath.Join(dir, "h.pb.gz"))
@@ -332,5 +332,65 @@ func TestSignalsEndHostRuns(t *testing.T) {
 			t.Errorf("%s: profile unreadable: %v", name, err)
 		}
 		t.Logf("%s: ended %.2fs after the signal", name, time.Since(sent).Seconds())
+	}
+}
+
+// TestRecordSeveral (issue 32): -p PID,PID samples those processes and no
+// other; --pid-of NAME samples the processes of that name, one started
+// after the recording began too, and not cctop itself.
+func TestRecordSeveral(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	if ok, why := sampler.SystemWideAllowed(); !ok {
+		t.Skipf("system-wide sampling not permitted here: %s", why)
+	}
+	start := func() int {
+		w := exec.Command(cctopBin, "workload", "spin", "-threads", "1", "-busy", "0.3", "-loop")
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		return w.Process.Pid
+	}
+	a, b, c := start(), start(), start()
+	dir := t.TempDir()
+	pids := func(file string) map[int64]int64 {
+		m := map[int64]int64{}
+		for _, s := range testutil.ReadProfile(t, filepath.Join(dir, file)).Sample {
+			if v := s.NumLabel["pid"]; len(v) == 1 {
+				m[v[0]] += s.Value[0]
+			}
+		}
+		return m
+	}
+	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-p", fmt.Sprintf("%d,%d", a, b), "-d", "2s", "-o", "ab.pb.gz")
+	if code != 0 {
+		t.Fatalf("record -p A,B exit %d:\n%s", code, stderr)
+	}
+	if got := pids("ab.pb.gz"); len(got) != 2 || got[int64(a)] == 0 || got[int64(b)] == 0 {
+		t.Errorf("record -p %d,%d: samples by pid %v", a, b, got)
+	}
+	if !strings.Contains(stderr, "2 processes sampled") {
+		t.Errorf("the summary does not count the processes:\n%s", stderr)
+	}
+	cmd := exec.Command(cctopBin, "record", "--pid-of", "cctop", "-d", "3s", "-o", "n.pb.gz")
+	cmd.Dir = dir
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	d := start()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record --pid-of: %v\n%s", err, errb.String())
+	}
+	got := pids("n.pb.gz")
+	for _, pid := range []int{a, b, c, d} {
+		if got[int64(pid)] == 0 {
+			t.Errorf("record --pid-of cctop: nothing of pid %d (samples by pid %v)", pid, got)
+		}
+	}
+	if got[int64(cmd.Process.Pid)] != 0 {
+		t.Errorf("cctop sampled itself: %v", got)
 	}
 }

@@ -40,7 +40,9 @@ usage:
   cctop workload NAME [flags]                        run a built-in target program (%s)
 
 record flags:
-  -p PID          attach to a running process (all its threads, and threads it creates later)
+  -p PID          attach to a running process (all its threads, and threads it creates later);
+                  several, PID,PID,..., are sampled with per-CPU events (as -a), each its own process
+  --pid-of NAME   the processes named NAME (their comm, as pidof; NAME,NAME,...), those started later too
   -a, --all       every process on the host, the default with no target (per-CPU events; root,
                   CAP_PERFMON or perf_event_paranoid <= 0)
   -C CPUS         sample on these CPUs only (0-3,8)

@@ -37,7 +37,7 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.AllProcesses && !tf.all {
+	if cfg.AllProcesses && !tf.all && cfg.Select == nil {
 		fmt.Fprintln(stderr, "cctop: no target: sampling every process on the host (-a); -p PID or -- CMD for one")
 	}
 	fl, err := of.open(func(format string, args ...any) { fmt.Fprintf(stderr, "cctop: "+format+"\n", args...) })

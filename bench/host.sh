@@ -8,9 +8,11 @@
 #   cctop   cctop record -a -F 999 -d SECONDS -o FILE
 #   perf    perf record -a -g -F 999 -o FILE -- sleep SECONDS
 #
-# It prints, for each, the records lost (cctop's summary; perf report --stats)
-# and each workload's share of the samples (cctop's pid labels; perf report
-# --sort pid), and the difference of the shares in points.
+# It prints, for each, the samples and the records lost (cctop's summary;
+# perf report --stats: perf's samples include the idle task's, which cctop
+# does not take) and each workload's share of the samples of the tasks that
+# ran (cctop's pid labels; perf report --sort pid without pid 0), and the
+# difference of the shares in points.
 set -euo pipefail
 
 SECS=${1:-15}
@@ -41,13 +43,16 @@ perf record -q -a -g -F 999 -o "$tmp/p.data" -- sleep "$SECS" 2>"$tmp/p.err"
 c_lost=$(sed -n 's/.* \([0-9]*\) lost,.*/\1/p' "$tmp/c.err" | head -1)
 c_samples=$(sed -n 's/^cctop: \([0-9]*\) samples in.*/\1/p' "$tmp/c.err" | head -1)
 p_lost=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/LOST /{n+=$NF} END{print n+0}')
-p_samples=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/SAMPLE events:/{print $NF; exit}')
+p_samples=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/SAMPLE events:/{print $3; exit}')
 
 # A pid's share of the samples, in percent.
 c_share() { go tool pprof -tags -sample_index=samples "$tmp/c.pb.gz" 2>/dev/null |
 	awk -v pid="$1" '/^ *pid:/{p=1; next} p && /^ *$/{p=0} p && $NF==pid {gsub(/[(%):]/, "", $2); print $2}'; }
-p_share() { perf report -i "$tmp/p.data" --sort pid --stdio -g none 2>/dev/null |
-	awk -v pid="$1" '$1 ~ /%$/ { n=split($2, a, ":"); if (a[n]==pid) { sub(/%/, "", $1); s+=$1 } } END{printf "%.2f", s+0}'; }
+# perf samples the idle task too (pid 0, swapper), cctop does not: perf's
+# shares are of the samples of other tasks. (perf report --sort pid sorts
+# by thread: perf script says each sample's process.)
+perf script -i "$tmp/p.data" -F pid 2>/dev/null | awk '{n[$1]++} END{for (p in n) print p, n[p]}' >"$tmp/p.pids"
+p_share() { awk -v pid="$1" '$1=="0"{next} {all+=$2} $1==pid{s=$2} END{printf "%.2f", all ? 100*s/all : 0}' "$tmp/p.pids"; }
 
 echo "| profiler | samples | lost | spin (pid $spin) | density (pid $density) |"
 echo "|---|---|---|---|---|"

@@ -121,7 +121,7 @@ func planCounting(cf countingFlags, cfg *sampler.Config, periodSet bool) (*Plan,
 	if p.source.Kind == "uprobe" && mode.Kind == "auto" && cfg.AllProcesses {
 		// Uprobes count one executable's functions; the host has many.
 		p.source = hpm.Source{Kind: "none", HWMissing: p.source.HWMissing,
-			Reason: "no call counter: uprobes count one executable's functions, and the whole host is sampled (give -p PID or a command for call counts)"}
+			Reason: "no call counter: uprobes count one executable's functions, and more than one process is sampled (give one -p PID or a command for call counts)"}
 	}
 	if p.source.Kind == "uprobe" {
 		if p.binary, err = targetBinary(*cfg); err != nil {

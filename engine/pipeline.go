@@ -192,6 +192,11 @@ func (b *builder) apply(r *sampler.Record) bool {
 		// reported its mappings before, if ever. A process gone
 		// already, or refused, keeps its frames unnamed.
 		b.res.LoadProc(int(r.PID))
+		if b.py != nil {
+			// An interpreter running before the session: its Python
+			// frames are read from its first sample on.
+			b.py.add(r.PID)
+		}
 	case sampler.KindGone:
 		b.forgetProcess(r.PID)
 		b.retireJIT(r.PID)

@@ -484,7 +484,18 @@ func modeTop(w io.Writer, t *cct.Tree, mode string) {
 func targetName(cfg sampler.Config, sess *sampler.Session) string {
 	if cfg.AllProcesses {
 		n := sess.CPUs()
-		return fmt.Sprintf("the host (%d %s)", n, plural(n, "CPU", "CPUs"))
+		cpus := fmt.Sprintf("%d %s", n, plural(n, "CPU", "CPUs"))
+		if sel := cfg.Select; sel != nil {
+			var what []string
+			if len(sel.PIDs) > 0 {
+				what = append(what, plural(len(sel.PIDs), "pid ", "pids ")+strings.Trim(strings.Join(strings.Fields(fmt.Sprint(sel.PIDs)), ","), "[]"))
+			}
+			if len(sel.Names) > 0 {
+				what = append(what, "processes named "+strings.Join(sel.Names, ","))
+			}
+			return fmt.Sprintf("%s and their children (%s)", strings.Join(what, ", "), cpus)
+		}
+		return fmt.Sprintf("the host (%s)", cpus)
 	}
 	if len(cfg.Argv) > 0 {
 		// The command without its path: the header cuts what does not

@@ -163,6 +163,9 @@ func plural(n int, one, many string) string {
 func targetSummary(cfg sampler.Config, sess *sampler.Session) string {
 	if cfg.AllProcesses {
 		n := int(sess.Target().Processes)
+		if cfg.Select != nil {
+			return fmt.Sprintf("%d %s sampled", n, plural(n, "process", "processes"))
+		}
 		return fmt.Sprintf("the host: %d %s sampled", n, plural(n, "process", "processes"))
 	}
 	ev := strings.Join(targetEvents(sess.Target()), "; ")

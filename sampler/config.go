@@ -10,6 +10,16 @@ import (
 var ErrNoProcess = errors.New("no such process")
 
 // Config says what to sample and how.
+// Selection is which processes an AllProcesses session samples: those
+// whose pid is one of PIDs, and those whose name (their comm, as pidof
+// matches a program) is one of Names, a process taken at its first sample,
+// so that one started later (a new postgres backend) is too. The processes
+// a selected one creates are sampled with it.
+type Selection struct {
+	PIDs  []int
+	Names []string
+}
+
 type Config struct {
 	// Exactly one of PID (attach), Argv (launch) and AllProcesses is set.
 	PID  int
@@ -28,6 +38,9 @@ type Config struct {
 	// which otherwise leaves it out: the profiler sampling itself is
 	// noise.
 	IncludeSelf bool
+	// Select limits an AllProcesses session to some processes and those
+	// they create from then on (nil: every process).
+	Select *Selection
 	// CPUs limits the events to these CPUs (perf's -C): every online one
 	// when empty. A CPU that is not online is an error at Open.
 	CPUs []int

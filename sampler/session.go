@@ -25,6 +25,8 @@ import (
 type Session struct {
 	cfg        Config
 	cpus       []int
+	// rejected: processes Config.Select does not take (systemwide.go).
+	rejected map[int]bool
 	k          boundary
 	rings      map[int]*ring // by CPU
 	ringFD     map[int]int   // by CPU: the event whose ring the others write into

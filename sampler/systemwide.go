@@ -88,6 +88,9 @@ func (s *Session) hostRecord(r *Record) bool {
 	switch r.Kind {
 	case KindSample, KindSwitch:
 		if !s.procs[pid] {
+			if !s.selects(pid) {
+				return false
+			}
 			s.adopt(pid)
 		}
 		return true
@@ -99,10 +102,42 @@ func (s *Session) hostRecord(r *Record) bool {
 			return s.procs[int(r.PPID)]
 		}
 	case KindExit:
+		if r.PID == r.TID {
+			delete(s.rejected, pid) // its pid may come back as another program
+		}
 		// A child's EXIT may be read before its FORK: see account.
 		return s.procs[pid] || s.procs[int(r.PPID)]
+	case KindComm:
+		if r.Exec() {
+			delete(s.rejected, pid) // another program now: looked at again
+		}
 	}
 	return s.procs[pid]
+}
+
+// maxRejected bounds the processes remembered as not selected: past it
+// they are forgotten and looked at again at their next sample.
+const maxRejected = 1 << 16
+
+// selects says whether Config.Select takes process pid, first sampled
+// now: by its pid, or by its name read from /proc once (a process not
+// taken is remembered until it exits or executes another program).
+func (s *Session) selects(pid int) bool {
+	sel := s.cfg.Select
+	if sel == nil || slices.Contains(sel.PIDs, pid) {
+		return true
+	}
+	if len(sel.Names) == 0 || s.rejected[pid] {
+		return false
+	}
+	if slices.Contains(sel.Names, readComm(pid, pid)) {
+		return true
+	}
+	if s.rejected == nil || len(s.rejected) >= maxRejected {
+		s.rejected = map[int]bool{}
+	}
+	s.rejected[pid] = true
+	return false
 }
 
 // adopt starts tracking process pid, first sampled now: its threads are

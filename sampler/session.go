@@ -23,10 +23,10 @@ import (
 // per (thread, CPU), or per CPU for every task (AllProcesses), and the
 // target's lifecycle.
 type Session struct {
-	cfg        Config
-	cpus       []int
+	cfg  Config
+	cpus []int
 	// rejected: processes Config.Select does not take (systemwide.go).
-	rejected map[int]bool
+	rejected   map[int]bool
 	k          boundary
 	rings      map[int]*ring // by CPU
 	ringFD     map[int]int   // by CPU: the event whose ring the others write into

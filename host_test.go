@@ -45,7 +45,7 @@ func TestRecordHost(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "no target: sampling every process on the host") || !strings.Contains(stderr, "the host: ") || !strings.Contains(stderr, "call counter: none") {
+	if !strings.Contains(stderr, "no target: sampled every process on the host") || !strings.Contains(stderr, "the host: ") || !strings.Contains(stderr, "call counter: none") {
 		t.Errorf("the summary does not say the host was sampled:\n%s", stderr)
 	}
 	p := testutil.ReadProfile(t, filepath.Join(dir, "h.pb.gz"))

@@ -37,9 +37,6 @@ func cmdRecord(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.AllProcesses && !tf.all && cfg.Select == nil {
-		fmt.Fprintln(stderr, "cctop: no target: sampling every process on the host (-a); -p PID or -- CMD for one")
-	}
 	fl, err := of.open(func(format string, args ...any) { fmt.Fprintf(stderr, "cctop: "+format+"\n", args...) })
 	if err != nil {
 		return err
@@ -57,6 +54,9 @@ func cmdRecord(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer rec.Close(stderr)
+	if cfg.AllProcesses && !tf.all && cfg.Select == nil {
+		fmt.Fprintln(stderr, "cctop: no target: sampled every process on the host (-a); -p PID or -- CMD for one")
+	}
 	if err := rec.WriteProfile(*out, *format); err != nil {
 		return err
 	}

@@ -133,3 +133,36 @@ func TestOffCPUUnprivileged(t *testing.T) {
 		t.Errorf("doctor as nobody does not say how off-CPU stacks are taken and what is missing:\n%s", dout)
 	}
 }
+
+// TestHostUnprivileged (issue 32): at perf_event_paranoid 2 an ordinary
+// user's `cctop record` and `cctop top` with no target (the host) are
+// refused in one line that says why and how to allow it, exit 1, as perf
+// record -a is.
+func TestHostUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	if p := testutil.ReadTrim("/proc/sys/kernel/perf_event_paranoid"); p != "2" {
+		t.Skipf("perf_event_paranoid is %s, this test is about 2", p)
+	}
+	dir := nobodyDir(t)
+	for _, args := range [][]string{{"record", "-d", "1s", "-o", "h.pb.gz"}, {"top"}, {"record", "-p", "1,2", "-d", "1s"}} {
+		cmd := exec.Command(cctopBin, args...)
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		out := strings.TrimSpace(stderr.String())
+		if code != 1 || strings.Contains(out, "\n") || !strings.Contains(out, "system-wide sampling refused") || !strings.Contains(out, "perf_event_paranoid=0") {
+			t.Errorf("%v as nobody: exit %d (%v), want 1 and one line with the fix:\n%s", args, code, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "h.pb.gz")); err == nil {
+			t.Errorf("%v: a profile written for a refused run", args)
+		}
+	}
+}

@@ -38,6 +38,9 @@ type KeyMap struct {
 	// Probes shows the [cctop probes] frame as rows in every view, or
 	// leaves it out (the default: it is the profiler's cost).
 	Probes key.Binding
+	// Processes merges the processes at the top of a profile of several
+	// by name (perf's --sort comm), or shows each with its pid.
+	Processes key.Binding
 
 	// Counters shows or hides the counters panel: call density per thread over time,
 	// the sampling latency and the parameters in force.
@@ -97,6 +100,7 @@ func DefaultKeyMap() KeyMap {
 		Names:      b(k("v"), "v", "full/short names"),
 		Chains:     b(k("z"), "z", "chains on/off"),
 		Probes:     b(k("P"), "P", "probe cost rows"),
+		Processes:  b(k("M"), "M", "processes by name/pid"),
 
 		Counters: b(k("C"), "C", "counters panel"),
 
@@ -154,7 +158,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
 		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
-		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric, k.SampleType},
+		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric, k.SampleType, k.Processes},
 		{k.Counters, k.Density, k.Latency, k.Flow, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Mode, k.Idle, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}

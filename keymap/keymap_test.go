@@ -42,7 +42,7 @@ func TestDefaultKeyMap(t *testing.T) {
 		"i": "Invert", "t": "Flat", "T": "Threads", "s": "Split", "m": "Metric", "d": "Density",
 		"L": "Latency", "+": "AlphaUp", "-": "AlphaDown", "]": "RateUp", "[": "RateDown", "g": "Trigger",
 		"o": "Comparison", "b": "Baseline", "p": "Pause", "r": "Reset", "x": "Export", "C": "Counters", "?": "Help",
-		"I": "Inline", "v": "Names", "z": "Chains", "P": "Probes",
+		"I": "Inline", "v": "Names", "z": "Chains", "P": "Probes", "M": "Processes",
 		"q": "Quit", "ctrl+c": "Quit",
 	} {
 		if owner[s] != want {

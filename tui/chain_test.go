@@ -323,3 +323,38 @@ func TestChainTextProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessesByName: a profile of several processes opens with each by comm and
+// pid; M merges those of one name into a row that counts them and sums their time, and
+// back.
+func TestProcessesByName(t *testing.T) {
+	funcs := map[string]cct.Func{
+		"pg1":   cct.ProcessFunc(101, "postgres: postgres pgbench [local] SELECT", "postgres"),
+		"pg2":   cct.ProcessFunc(102, "postgres: postgres pgbench [local] idle", "postgres"),
+		"bench": cct.ProcessFunc(200, "pgbench -S -c 4", "pgbench"),
+		"exec":  {Name: "exec_simple_query", Module: "/usr/lib/postgresql/15/bin/postgres"},
+		"main":  {Name: "main", Module: "/usr/bin/pgbench"},
+	}
+	samples := []sample{
+		{[]string{"exec", "pg1"}, 101, 40, 40, 0},
+		{[]string{"exec", "pg2"}, 102, 35, 35, 0},
+		{[]string{"main", "bench"}, 200, 25, 25, 0},
+	}
+	m := New(newFake(buildTreeOf(funcs, samples, inOrder(len(samples)))), Options{Width: 100, Height: 24})
+	scr := screen(m)
+	for _, want := range []string{"postgres [pid 101]", "postgres [pid 102]", "pgbench [pid 200]"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("%q is not on the first screen:\n%s", want, scr)
+		}
+	}
+	send(m, press("M"))
+	scr = screen(m)
+	if !regexp.MustCompile(`75\.0%.*postgres \(2 processes\)`).MatchString(scr) || strings.Contains(scr, "[pid 101]") ||
+		!regexp.MustCompile(`25\.0%.*pgbench`).MatchString(scr) {
+		t.Errorf("M did not merge the postgres processes into one row of 75%%:\n%s", scr)
+	}
+	send(m, press("M"))
+	if scr = screen(m); !strings.Contains(scr, "postgres [pid 102]") {
+		t.Errorf("M again did not show the processes by pid:\n%s", scr)
+	}
+}

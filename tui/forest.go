@@ -31,6 +31,9 @@ type group struct {
 	site    uint64     // call site (split only)
 	line    int32
 	inlined bool
+	// procs counts the processes a row merged by name stands for (0: not such a
+	// row).
+	procs int
 
 	// Top-down: the contexts merged here. Bottom-up: the caller contexts reached, with
 	// origins[i] the context whose self weight nodes[i] carries up.
@@ -64,8 +67,11 @@ type forest struct {
 	// rankProbes keeps the [cctop probes] frame among the rows of every
 	// view; by default it is left out, its share in the header (issue 29).
 	rankProbes bool
-	roots      []*group
-	built      bool
+	// byName merges the processes at the top of a profile of several by
+	// their comm, as perf's --sort comm does.
+	byName bool
+	roots  []*group
+	built  bool
 }
 
 func newForest(p *profile, kind viewKind, split bool) *forest {
@@ -142,7 +148,14 @@ func (f *forest) topDownKids(nodes []cct.NodeID) []*group {
 			if f.split {
 				k.site, k.inlined = p.site[c], p.inlined[c]
 			}
+			merged := f.byName && n == 0 && p.process[k.fn]
+			if merged {
+				k.fn = p.byComm[k.fn]
+			}
 			g := gr.get(k)
+			if merged {
+				g.procs++
+			}
 			if len(g.nodes) == 0 {
 				g.inlined, g.line, g.siteFn = p.inlined[c], p.line[c], p.fn[n]
 			} else if !p.inlined[c] {

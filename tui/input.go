@@ -167,6 +167,8 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Probes):
 		m.toggleProbes()
+	case key.Matches(msg, k.Processes):
+		m.toggleProcesses()
 	case key.Matches(msg, k.Threads):
 		m.cycleThread()
 	case key.Matches(msg, k.Counters):
@@ -237,6 +239,23 @@ func (m *Model) togglePanel() {
 	m.relayout()
 	if l := m.layout(); m.showPanel && l.panel == 0 && l.side == 0 {
 		m.status.setText("no room for the counters panel: the terminal is too small")
+	}
+}
+
+// toggleProcesses merges the processes at the top of a profile of several by name,
+// or shows each with its pid.
+func (m *Model) toggleProcesses() {
+	t := m.tree
+	if t.prof == nil || !slices.Contains(t.prof.process, true) {
+		m.status.setText("one process: nothing to merge by name")
+		return
+	}
+	t.byName = !t.byName
+	t.rebuild()
+	if t.byName {
+		m.status.setText("processes merged by name")
+	} else {
+		m.status.setText("processes by pid")
 	}
 }
 

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"strings"
 	"unicode"
 
@@ -31,7 +32,12 @@ type structure struct {
 	// process marks, by FuncID, the process frames at the top of a profile of
 	// several (cct.ProcessModule).
 	process []bool
-	probes  cct.FuncID // the [cctop probes] frame, noFunc if the profile has none
+	// byComm is, for a process frame, the first process frame of its comm (the
+	// row that stands for them all when processes are merged by name); comms their
+	// comms.
+	byComm []cct.FuncID
+	comms  []string
+	probes cct.FuncID // the [cctop probes] frame, noFunc if the profile has none
 
 	byName map[string]cct.FuncID // full name to function, built on first use (see display)
 }
@@ -69,11 +75,22 @@ func newStructure(t *cct.Tree) *structure {
 	s.names, s.fulls, s.shorts, s.files = make([]string, nf), make([]string, nf), make([]string, nf), make([]string, nf)
 	s.noCalls, s.probes = make([]bool, nf), noFunc
 	s.process = make([]bool, nf)
+	s.byComm, s.comms = make([]cct.FuncID, nf), make([]string, nf)
+	firstOf := map[string]cct.FuncID{}
 	for i := range nf {
 		f := t.Func(cct.FuncID(i))
 		s.names[i], s.fulls[i], s.shorts[i], s.files[i] = f.Name, printable(f.Name), printable(f.Short), f.File
 		s.noCalls[i] = f.Module == kernelModule || f.Name == cct.TruncatedName || f.Name == cct.ProbesName || f.IsProcess()
 		s.process[i] = f.IsProcess()
+		s.byComm[i] = cct.FuncID(i)
+		if f.IsProcess() {
+			s.comms[i] = printable(cmp.Or(f.Comm(), f.Short))
+			if first, ok := firstOf[s.comms[i]]; ok {
+				s.byComm[i] = first
+			} else {
+				firstOf[s.comms[i]] = cct.FuncID(i)
+			}
+		}
 		if f.Name == cct.ProbesName && s.probes == noFunc {
 			s.probes = cct.FuncID(i)
 		}

@@ -81,6 +81,8 @@ type treePane struct {
 	// showProbes shows the [cctop probes] frame as rows in every view; by default it is
 	// left out: it is the profiler's cost, and the header states it.
 	showProbes bool
+	// byName merges the processes of a profile of several by name (forest.byName).
+	byName bool
 	// follow keeps the top-down view on the hot path: every new profile opens it
 	// afresh, until the user moves the cursor or folds something.
 	follow     bool
@@ -217,6 +219,7 @@ func namesOnly(path []foldKey) []foldKey {
 func (t *treePane) newForest(split bool) *forest {
 	f := newForest(t.prof, t.mode.kind, split)
 	f.rankProbes = t.showProbes
+	f.byName = t.byName
 	return f
 }
 

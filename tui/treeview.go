@@ -167,7 +167,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 	if t.fullNames {
 		names = p.fulls
 	}
-	name := names[g.fn]
+	name := rowName(p, g, names)
 	var marker, site string
 	if g.inlined {
 		marker = " [inl]"
@@ -187,7 +187,7 @@ func (t *treePane) renderRow(i int, c columns) string {
 	indentS := cut(strings.Repeat(" ", indent))
 	glyphS := cut(glyph)
 	if r.links != nil && room > 0 {
-		name = chainText(names[head.fn], name, len(r.links), room, p.process[head.fn])
+		name = chainText(rowName(p, head, names), name, len(r.links), room, p.process[head.fn])
 	}
 	nameS := cut(name)
 	markerS := cut(marker)
@@ -308,4 +308,16 @@ func padLeft(s string, w int) string {
 		return strings.Repeat(" ", w-n) + s
 	}
 	return s
+}
+
+// rowName is g's name in a row: its function's, or for processes merged by name
+// their comm and how many they are.
+func rowName(p *profile, g *group, names []string) string {
+	switch {
+	case g.procs == 1:
+		return p.comms[g.fn]
+	case g.procs > 1:
+		return p.comms[g.fn] + " (" + strconv.Itoa(g.procs) + " processes)"
+	}
+	return names[g.fn]
 }

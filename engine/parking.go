@@ -31,6 +31,10 @@ type parking struct {
 	// held: records that waited; waits: times the limit made the builder
 	// wait for the loads.
 	held, waits uint64
+	// python: the first record waits for its Python stack's next read
+	// (pyStacks.pending), not for a module: the ones behind it are not
+	// unwound to start their loads early.
+	python bool
 }
 
 // park copies r to the end of the waiting records. A sample that waits
@@ -38,7 +42,10 @@ type parking struct {
 // samples need starts to load now, side by side, not one after the other
 // as the first waiting sample gets each.
 func (b *builder) park(r *sampler.Record) {
-	if len(b.parked.recs) > 0 && r.Kind == sampler.KindSample && !r.OffCPU {
+	if len(b.parked.recs) == 0 {
+		b.parked.python = b.pyPending
+	}
+	if len(b.parked.recs) > 0 && !b.parked.python && r.Kind == sampler.KindSample && !r.OffCPU {
 		b.frameStack(r, true)
 		b.res.TakeMissed()
 	}
@@ -64,7 +71,7 @@ func (b *builder) park(r *sampler.Record) {
 func (b *builder) replay(wait bool) {
 	if wait {
 		b.res.WaitLoads()
-	} else if b.res.Collect() > 0 && b.res.LoadsInstalled() == b.parked.seen {
+	} else if b.res.Collect() > 0 && b.res.LoadsInstalled() == b.parked.seen && !b.parked.python {
 		// Nothing is in that was not when the first record last failed
 		// (with nothing in flight, a retry goes in or starts a load).
 		return
@@ -78,6 +85,7 @@ func (b *builder) replay(wait bool) {
 		if !b.apply(r) {
 			clear(recs[:i])
 			b.parked.recs, b.parked.seen = recs[i:], b.res.LoadsInstalled()
+			b.parked.python = b.pyPending
 			return
 		}
 		b.parked.bytes -= recordBytes(r)

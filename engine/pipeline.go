@@ -85,6 +85,9 @@ type builder struct {
 	pids map[uint32]uint32
 	// proc is the process level of a profile of several (processes.go).
 	proc procLevel
+	// pyPending: the last sample refused waits for its Python stack's next
+	// read, not for a module (pyStacks.pending).
+	pyPending bool
 
 	// deferLoads: a sample that needs a module not loaded yet waits, with
 	// the records after it, while the module loads on another goroutine
@@ -253,6 +256,11 @@ func (b *builder) sample(r *sampler.Record) bool {
 		return true
 	}
 	deferred := b.deferLoads && b.off == nil
+	b.pyPending = deferred && b.py.pending(r)
+	if b.pyPending {
+		// Its Python stack is read after it: with the next batch.
+		return false
+	}
 	nk, folded := b.frameStack(r, deferred)
 	if deferred && b.res.TakeMissed() {
 		return false

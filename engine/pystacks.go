@@ -84,6 +84,12 @@ func (ps *pyStacks) add(pid uint32) {
 	}
 }
 
+// pending says whether the poller will read r's thread nearer to r's time
+// than it has: the sample is better taken with the next batch.
+func (ps *pyStacks) pending(r *sampler.Record) bool {
+	return ps != nil && r.PID != 0 && ps.added[r.PID] && ps.poller.Pending(int(r.PID), int(r.TID), r.Time)
+}
+
 // fork: a child process is looked at (multiprocessing's workers are
 // interpreters too), a new thread's state listed.
 func (ps *pyStacks) fork(r *sampler.Record) {

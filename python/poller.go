@@ -240,6 +240,30 @@ func (p *Poller) At(pid, tid int, t uint64, dst []Frame) ([]Frame, Status) {
 	return append(dst, e.frames...), Found
 }
 
+// Pending says whether a read nearer to time t than any so far of thread
+// tid of pid is still to come: the thread's last read is older than t, and
+// the next pass is due within the slack of t. A caller that can take the
+// sample later (the engine parks it until its next batch) does so rather
+// than wait in At: a wait is a wake of its own a batch, which costs as
+// much as the read on a VM.
+func (p *Poller) Pending(pid, tid int, t uint64) bool {
+	if p.stopped.Load() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := p.procs[pid]
+	if pr == nil || pr.in == nil {
+		return false
+	}
+	th := pr.threads[tid]
+	if th == nil || th.gone != 0 {
+		return false
+	}
+	e := th.hist.last()
+	return e != nil && e.t1 < t && monoNow() < t+p.slack()
+}
+
 // ThreadNames are pid's threads' names in Python, by tid, as last read.
 func (p *Poller) ThreadNames(pid int) map[int]string {
 	p.mu.Lock()

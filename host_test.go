@@ -20,6 +20,18 @@ import (
 	"github.com/cctop/cctop/sampler"
 )
 
+// startWorkload starts `cctop workload ARGS...` for the test's length and
+// returns its pid.
+func startWorkload(t *testing.T, args ...string) int {
+	t.Helper()
+	w := exec.Command(cctopBin, append([]string{"workload"}, args...)...)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+	return w.Process.Pid
+}
+
 // TestRecordHost (issue 32): `cctop record` with no target samples every
 // process on the host, as perf record -a: two workloads started apart from
 // it are in the profile under their own pid and comm labels with their hot
@@ -30,16 +42,8 @@ func TestRecordHost(t *testing.T) {
 	if ok, why := sampler.SystemWideAllowed(); !ok {
 		t.Skipf("system-wide sampling not permitted here: %s", why)
 	}
-	start := func(args ...string) int {
-		w := exec.Command(cctopBin, append([]string{"workload"}, args...)...)
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-		return w.Process.Pid
-	}
-	spin := start("spin", "-threads", "1", "-loop")
-	density := start("density", "-duration", "60s")
+	spin := startWorkload(t, "spin", "-threads", "1", "-loop")
+	density := startWorkload(t, "density", "-duration", "60s")
 	dir := t.TempDir()
 	_, stderr, code := testutil.Run(t, cctopBin, dir, "record", "-d", "3s", "-o", "h.pb.gz")
 	if code != 0 {
@@ -151,15 +155,7 @@ func TestRecordChildren(t *testing.T) {
 	cmd.Wait()
 	<-looked
 	p := testutil.ReadProfile(t, filepath.Join(dir, "f.pb.gz"))
-	cpu := -1
-	for i, st := range p.SampleType {
-		if st.Type == "cpu" {
-			cpu = i
-		}
-	}
-	if cpu < 0 {
-		t.Fatalf("no cpu column: %v", p.SampleType)
-	}
+	cpu := testutil.Column(t, p, "cpu")
 	byPID := map[int64]int64{}
 	procs := map[int64]string{}
 	for _, s := range p.Sample {
@@ -213,16 +209,8 @@ func TestTopHostInTmux(t *testing.T) {
 	if ok, why := sampler.SystemWideAllowed(); !ok {
 		t.Skipf("system-wide sampling not permitted here: %s", why)
 	}
-	start := func(args ...string) int {
-		w := exec.Command(cctopBin, append([]string{"workload"}, args...)...)
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-		return w.Process.Pid
-	}
-	spin := start("spin", "-threads", "1", "-loop")
-	density := start("density", "-duration", "60s")
+	spin := startWorkload(t, "spin", "-threads", "1", "-loop")
+	density := startWorkload(t, "density", "-duration", "60s")
 	s := newTmux(t, 80, 24, cctopBin+" top")
 	s.waitFor(`\d+ processes`, 20*time.Second)
 	time.Sleep(3 * time.Second)
@@ -264,11 +252,7 @@ func TestSignalsEndHostRuns(t *testing.T) {
 	}
 	const signalBound = 10 * time.Second
 	for i := 0; i < 4; i++ {
-		w := exec.Command(cctopBin, "workload", "spin", "-threads", "1", "-loop")
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		startWorkload(t, "spin", "-threads", "1", "-loop")
 	}
 	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
 	dir := t.TempDir()
@@ -343,14 +327,7 @@ func TestRecordSeveral(t *testing.T) {
 	if ok, why := sampler.SystemWideAllowed(); !ok {
 		t.Skipf("system-wide sampling not permitted here: %s", why)
 	}
-	start := func() int {
-		w := exec.Command(cctopBin, "workload", "spin", "-threads", "1", "-busy", "0.3", "-loop")
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-		return w.Process.Pid
-	}
+	start := func() int { return startWorkload(t, "spin", "-threads", "1", "-busy", "0.3", "-loop") }
 	a, b, c := start(), start(), start()
 	dir := t.TempDir()
 	pids := func(file string) map[int64]int64 {

@@ -299,15 +299,7 @@ func TestPythonFramesWall(t *testing.T) {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
 	p := testutil.ReadProfile(t, filepath.Join(dir, "w.pb.gz"))
-	wall := -1
-	for i, st := range p.SampleType {
-		if st.Type == "wall" {
-			wall = i
-		}
-	}
-	if wall < 0 {
-		t.Fatalf("no wall column: %v", p.SampleType)
-	}
+	wall := testutil.Column(t, p, "wall")
 	byThread := map[string]int64{}
 	var napping, total int64
 	for _, s := range p.Sample {

@@ -184,3 +184,15 @@ func Main(m *testing.M, bin *string) int {
 	defer os.RemoveAll(filepath.Dir(*bin))
 	return m.Run()
 }
+
+// Column is the index of p's sample type typ, failing the test if p has none.
+func Column(t testing.TB, p *profile.Profile, typ string) int {
+	t.Helper()
+	for i, st := range p.SampleType {
+		if st.Type == typ {
+			return i
+		}
+	}
+	t.Fatalf("no %s column: %v", typ, p.SampleType)
+	return -1
+}

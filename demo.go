@@ -42,7 +42,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return runTop(cfg, plan, stderr)
+		return runTop(cfg, plan, stderr, nil)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()

@@ -21,6 +21,9 @@ import (
 )
 
 func cmdTop(args []string, stderr io.Writer) error {
+	// A signal from here on ends top: before the TUI, as soon as it runs.
+	early, stopEarly := catchSignals()
+	defer stopEarly()
 	fs, tf := newTargetFlags("top")
 	tf.hostByDefault = true
 	fs.DurationVar(&tf.opts.Refresh, "refresh", engine.DefaultRefresh, "redraw for new samples every `D`")
@@ -36,7 +39,7 @@ func cmdTop(args []string, stderr io.Writer) error {
 		return err
 	}
 	if of.endpoint == "" {
-		return runTop(cfg, plan, stderr)
+		return runTop(cfg, plan, stderr, &startSignals{early, stopEarly})
 	}
 	// The TUI owns the terminal: the exporter's log lines wait for the
 	// status printed after it.
@@ -49,7 +52,7 @@ func cmdTop(args []string, stderr io.Writer) error {
 		fl.close(context.Background())
 		return err
 	}
-	err = runLive(&pushAtQuit{Live: l, fl: fl}, stderr)
+	err = runLive(&pushAtQuit{Live: l, fl: fl}, stderr, &startSignals{early, stopEarly})
 	// The push goes within a deadline: a collector that is away costs
 	// the quit at most that long.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -81,12 +84,19 @@ func (p *pushAtQuit) Close(stderr io.Writer) {
 
 // runTop samples cfg's target live in the TUI until the user quits. A
 // launched target is stopped on quit; an attached one runs on.
-func runTop(cfg sampler.Config, plan *engine.Plan, stderr io.Writer) error {
+func runTop(cfg sampler.Config, plan *engine.Plan, stderr io.Writer, early *startSignals) error {
 	l, err := startLive(cfg, plan, stderr)
 	if err != nil {
 		return err
 	}
-	return runLive(l, stderr)
+	return runLive(l, stderr, early)
+}
+
+// startSignals are the signals a command caught while it started
+// (catchSignals): one of them quits the TUI as soon as it runs.
+type startSignals struct {
+	ctx  context.Context
+	stop context.CancelFunc
 }
 
 // startLive opens the session of cfg's target for the live TUI.
@@ -113,7 +123,7 @@ const liveFPS = 20
 
 // runLive shows l in the TUI, running it meanwhile, until the user quits,
 // then closes it.
-func runLive(l liveProfile, stderr io.Writer) error {
+func runLive(l liveProfile, stderr io.Writer, early *startSignals) error {
 	// The signals stay caught until the events are handed over.
 	stopSignals := func() {}
 	defer func() {
@@ -126,6 +136,14 @@ func runLive(l liveProfile, stderr io.Writer) error {
 	// a core, nearly all of cctop's cost. 20 show a key within 50 ms.
 	prog := newTUI(tui.New(l, tui.Options{}), tea.WithFPS(liveFPS))
 	stopSignals = quitOnSignals(prog)
+	if early != nil {
+		// quitOnSignals has them now: one that came before quits at once,
+		// and the next after quitting has its default effect again.
+		if early.ctx.Err() != nil {
+			go prog.Quit()
+		}
+		early.stop()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -781,7 +781,7 @@ func topPanicking(atStart bool) {
 		if err != nil {
 			return err
 		}
-		return runLive(&panickyLive{liveProfile: l, atStart: atStart, pressed: make(chan struct{})}, os.Stderr)
+		return runLive(&panickyLive{liveProfile: l, atStart: atStart, pressed: make(chan struct{})}, os.Stderr, nil)
 	}(), os.Stdout, os.Stderr))
 }
 

@@ -629,3 +629,39 @@ func TestSystemWideReconfigure(t *testing.T) {
 	}
 	sampled("after the refusal")
 }
+
+// TestSelects: a selection takes its pids, and processes by name, read
+// once: a process not taken is remembered until it executes another
+// program or exits, and the memory is bounded.
+func TestSelects(t *testing.T) {
+	self := os.Getpid()
+	comm := readComm(self, self)
+	if comm == "" {
+		t.Skip("no /proc")
+	}
+	s := &Session{cfg: Config{AllProcesses: true, Select: &Selection{PIDs: []int{1 << 30}, Names: []string{comm}}}}
+	if !s.selects(1<<30) || !s.selects(self) {
+		t.Errorf("a selected pid or name not taken")
+	}
+	other := os.Getppid()
+	if readComm(other, other) == comm {
+		t.Skip("the parent has the test's name")
+	}
+	if s.selects(other) || !s.rejected[other] {
+		t.Errorf("pid %d (%s) taken, or not remembered as not taken", other, readComm(other, other))
+	}
+	s.hostRecord(&Record{Kind: KindComm, PID: uint32(other), TID: uint32(other), Misc: miscCommExec})
+	if s.rejected[other] {
+		t.Error("an exec did not forget that the process was not taken")
+	}
+	for pid := 1 << 24; pid < 1<<24+maxRejected+10; pid++ {
+		s.rejected[pid] = true
+	}
+	s.selects(other)
+	if len(s.rejected) > maxRejected {
+		t.Errorf("%d processes remembered, bound %d", len(s.rejected), maxRejected)
+	}
+	if (&Session{}).selects(other) != true {
+		t.Error("no selection: a process not taken")
+	}
+}

@@ -586,9 +586,9 @@ func (l *Live) targetNow() string {
 func (l *Live) tellTarget() {
 	t := l.sess.Target()
 	if l.sess.Config().AllProcesses {
-		// The host's processes are no target's children: the header
-		// counts them.
-		t.Processes = l.toldTarget.Processes
+		// The host's processes are no target's children, nor their
+		// programs its: the header counts the processes.
+		t.Processes, t.Execs, t.Exec = l.toldTarget.Processes, l.toldTarget.Execs, l.toldTarget.Exec
 	}
 	for _, ev := range targetNews(l.toldTarget, t) {
 		l.send(tui.StatusMsg{Text: "target " + ev})

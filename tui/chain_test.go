@@ -358,3 +358,46 @@ func TestProcessesByName(t *testing.T) {
 		t.Errorf("M again did not show the processes by pid:\n%s", scr)
 	}
 }
+
+// TestProcessesFlatAndThreads: in a profile of several processes the flat view has a
+// row per function and process (per comm with M), as perf report's comm,sym; the thread
+// filter steps through the threads process by process and names each thread's process.
+func TestProcessesFlatAndThreads(t *testing.T) {
+	funcs := map[string]cct.Func{
+		"pg1":   cct.ProcessFunc(101, "postgres: a", "postgres"),
+		"pg2":   cct.ProcessFunc(102, "postgres: b", "postgres"),
+		"bench": cct.ProcessFunc(200, "pgbench -S", "pgbench"),
+		"exec":  {Name: "exec_simple_query", Module: "/usr/lib/postgresql/15/bin/postgres"},
+		"main":  {Name: "main", Module: "/usr/bin/pgbench"},
+	}
+	samples := []sample{
+		{[]string{"exec", "pg1"}, 101, 40, 40, 0},
+		{[]string{"exec", "pg2"}, 105, 35, 35, 0},
+		{[]string{"main", "bench"}, 200, 25, 25, 0},
+	}
+	snap := buildTreeOf(funcs, samples, inOrder(len(samples)))
+	snap.Threads = []cct.Thread{{TID: 200, PID: 200, Name: "pgbench"}, {TID: 105, PID: 102, Name: "bgworker"},
+		{TID: 101, PID: 101, Name: "postgres"}, {TID: 102, PID: 102, Name: "postgres"}}
+	m := New(newFake(snap), Options{Width: 100, Height: 24})
+	send(m, press("t"))
+	scr := screen(m)
+	for _, re := range []string{`40\.0%.*exec_simple_query · postgres \[pid 101\]`, `35\.0%.*exec_simple_query · postgres \[pid 102\]`, `25\.0%.*main · pgbench \[pid 200\]`} {
+		if !regexp.MustCompile(re).MatchString(scr) {
+			t.Errorf("flat view: no row %s:\n%s", re, scr)
+		}
+	}
+	if strings.Contains(scr, "postgres: a") {
+		t.Errorf("a process is a row of its own in the flat view:\n%s", scr)
+	}
+	send(m, press("M"))
+	if scr = screen(m); !regexp.MustCompile(`75\.0%.*exec_simple_query · postgres\s`).MatchString(scr) {
+		t.Errorf("flat view by name: no row of 75%% for exec_simple_query in postgres:\n%s", scr)
+	}
+	for _, want := range []string{"thread 101 (postgres) of pid 101", "thread 102 (postgres) of pid 102", "thread 105 (bgworker) of pid 102 (postgres)",
+		"thread 200 (pgbench) of pid 200", "all threads"} {
+		send(m, press("T"))
+		if scr = screen(m); !strings.Contains(scr, want) {
+			t.Errorf("T: want %q on the status line:\n%s", want, scr)
+		}
+	}
+}

@@ -34,6 +34,11 @@ type group struct {
 	// procs counts the processes a row merged by name stands for (0: not such a
 	// row).
 	procs int
+	// proc is the process of a flat row of a profile of several (0: none): each
+	// function has a row per process it ran in (per comm with byName), as perf
+	// report's comm,sym.
+	proc   cct.FuncID
+	byName bool // proc stands for its comm
 
 	// Top-down: the contexts merged here. Bottom-up: the caller contexts reached, with
 	// origins[i] the context whose self weight nodes[i] carries up.
@@ -247,6 +252,11 @@ func (f *forest) bottomUpKids(g *group) []*group {
 func (f *forest) flatRoots() []*group {
 	p := f.p
 	byFn := make([]*group, len(p.names))
+	type fnProc struct{ fn, proc cct.FuncID }
+	var byProc map[fnProc]*group // a profile of several processes
+	if p.procOf != nil {
+		byProc = map[fnProc]*group{}
+	}
 	onPath := make([]int32, len(p.names))
 	var out []*group
 	stack := []cct.NodeID{0}
@@ -257,10 +267,22 @@ func (f *forest) flatRoots() []*group {
 			onPath[p.fn[^id]]--
 			continue
 		}
-		if id != 0 && (p.fn[id] != p.probes || f.rankProbes) {
+		if id != 0 && (p.fn[id] != p.probes || f.rankProbes) && (byProc == nil || !p.process[p.fn[id]]) {
 			fn := p.fn[id]
-			g := byFn[fn]
-			if g == nil {
+			var g *group
+			if byProc != nil {
+				// The process is the row's label, not a row: its time is its
+				// functions'.
+				k := fnProc{fn, p.procOf[id]}
+				if f.byName {
+					k.proc = p.byComm[k.proc]
+				}
+				if g = byProc[k]; g == nil {
+					g = &group{fn: fn, proc: k.proc, byName: f.byName}
+					byProc[k] = g
+					out = append(out, g)
+				}
+			} else if g = byFn[fn]; g == nil {
 				g = &group{fn: fn}
 				byFn[fn] = g
 				out = append(out, g)
@@ -319,6 +341,9 @@ func (f *forest) finish(gs []*group) []*group {
 // and, with split call sites, the site.
 func (f *forest) key(g *group) foldKey {
 	k := foldKey{name: f.p.names[g.fn]}
+	if g.proc != 0 {
+		k.name += " · " + f.p.names[g.proc] // a flat row a process
+	}
 	if f.split {
 		k.site, k.inlined = g.site, g.inlined
 	}

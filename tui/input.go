@@ -213,10 +213,16 @@ func (m *Model) cycleThread() {
 		m.status.setText("no per-thread data in this profile")
 		return
 	}
-	ts := slices.SortedFunc(slices.Values(s.Threads), func(a, b cct.Thread) int { return cmp.Compare(a.TID, b.TID) })
+	// By process, then thread: the threads of one process follow each other.
+	ts := slices.SortedFunc(slices.Values(s.Threads), func(a, b cct.Thread) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.TID, b.TID))
+	})
 	next := 0
 	if m.filtering {
-		next = slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID > m.threadTID })
+		next = slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID == m.threadTID }) + 1
+		if next >= len(ts) {
+			next = -1
+		}
 	}
 	var tid uint32 // 0: all threads
 	if next < 0 {

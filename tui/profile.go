@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -37,6 +38,9 @@ type structure struct {
 	// comms.
 	byComm []cct.FuncID
 	comms  []string
+	// procOf is, by node, the process frame at the top of its path (0: none, a profile
+	// of one process).
+	procOf []cct.FuncID
 	probes cct.FuncID // the [cctop probes] frame, noFunc if the profile has none
 
 	byName map[string]cct.FuncID // full name to function, built on first use (see display)
@@ -93,6 +97,17 @@ func newStructure(t *cct.Tree) *structure {
 		}
 		if f.Name == cct.ProbesName && s.probes == noFunc {
 			s.probes = cct.FuncID(i)
+		}
+	}
+	if slices.Contains(s.process, true) {
+		s.procOf = make([]cct.FuncID, n)
+		for id := 1; id < n; id++ { // parents come before their children
+			switch par := s.parent[id]; {
+			case par == 0 && s.process[s.fn[id]]:
+				s.procOf[id] = s.fn[id]
+			case par > 0:
+				s.procOf[id] = s.procOf[par]
+			}
 		}
 	}
 	return s

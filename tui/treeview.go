@@ -318,6 +318,10 @@ func rowName(p *profile, g *group, names []string) string {
 		return p.comms[g.fn]
 	case g.procs > 1:
 		return p.comms[g.fn] + " (" + strconv.Itoa(g.procs) + " processes)"
+	case g.proc != 0 && g.byName:
+		return names[g.fn] + " · " + p.comms[g.proc]
+	case g.proc != 0:
+		return names[g.fn] + " · " + p.shorts[g.proc]
 	}
 	return names[g.fn]
 }

@@ -302,8 +302,17 @@ func (m *Model) closeHelpBinding() key.Binding {
 // threadName is "tid (name)" for the header.
 func threadName(ts []cct.Thread, tid uint32) string {
 	s := strconv.FormatUint(uint64(tid), 10)
-	if i := slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID == tid }); i >= 0 && ts[i].Name != "" {
+	i := slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID == tid })
+	if i >= 0 && ts[i].Name != "" {
 		s += " (" + ts[i].Name + ")"
+	}
+	// In a profile of several processes, the thread's: its main thread's name.
+	if i >= 0 && ts[i].PID != 0 && slices.ContainsFunc(ts, func(t cct.Thread) bool { return t.PID != ts[i].PID }) {
+		pid := ts[i].PID
+		s += " of pid " + strconv.FormatUint(uint64(pid), 10)
+		if j := slices.IndexFunc(ts, func(t cct.Thread) bool { return t.TID == pid }); j >= 0 && ts[j].Name != "" && pid != tid {
+			s += " (" + ts[j].Name + ")"
+		}
 	}
 	return s
 }

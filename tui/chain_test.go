@@ -324,23 +324,26 @@ func TestChainTextProcess(t *testing.T) {
 	}
 }
 
+// pgFuncs are the functions of a profile of three processes: two postgres backends
+// and pgbench.
+var pgFuncs = map[string]cct.Func{
+	"pg1":   cct.ProcessFunc(101, "postgres: postgres pgbench [local] SELECT", "postgres"),
+	"pg2":   cct.ProcessFunc(102, "postgres: postgres pgbench [local] idle", "postgres"),
+	"bench": cct.ProcessFunc(200, "pgbench -S -c 4", "pgbench"),
+	"exec":  {Name: "exec_simple_query", Module: "/usr/lib/postgresql/15/bin/postgres"},
+	"main":  {Name: "main", Module: "/usr/bin/pgbench"},
+}
+
 // TestProcessesByName: a profile of several processes opens with each by comm and
 // pid; M merges those of one name into a row that counts them and sums their time, and
 // back.
 func TestProcessesByName(t *testing.T) {
-	funcs := map[string]cct.Func{
-		"pg1":   cct.ProcessFunc(101, "postgres: postgres pgbench [local] SELECT", "postgres"),
-		"pg2":   cct.ProcessFunc(102, "postgres: postgres pgbench [local] idle", "postgres"),
-		"bench": cct.ProcessFunc(200, "pgbench -S -c 4", "pgbench"),
-		"exec":  {Name: "exec_simple_query", Module: "/usr/lib/postgresql/15/bin/postgres"},
-		"main":  {Name: "main", Module: "/usr/bin/pgbench"},
-	}
 	samples := []sample{
 		{[]string{"exec", "pg1"}, 101, 40, 40, 0},
 		{[]string{"exec", "pg2"}, 102, 35, 35, 0},
 		{[]string{"main", "bench"}, 200, 25, 25, 0},
 	}
-	m := New(newFake(buildTreeOf(funcs, samples, inOrder(len(samples)))), Options{Width: 100, Height: 24})
+	m := New(newFake(buildTreeOf(pgFuncs, samples, inOrder(len(samples)))), Options{Width: 100, Height: 24})
 	scr := screen(m)
 	for _, want := range []string{"postgres [pid 101]", "postgres [pid 102]", "pgbench [pid 200]"} {
 		if !strings.Contains(scr, want) {
@@ -363,19 +366,12 @@ func TestProcessesByName(t *testing.T) {
 // row per function and process (per comm with M), as perf report's comm,sym; the thread
 // filter steps through the threads process by process and names each thread's process.
 func TestProcessesFlatAndThreads(t *testing.T) {
-	funcs := map[string]cct.Func{
-		"pg1":   cct.ProcessFunc(101, "postgres: a", "postgres"),
-		"pg2":   cct.ProcessFunc(102, "postgres: b", "postgres"),
-		"bench": cct.ProcessFunc(200, "pgbench -S", "pgbench"),
-		"exec":  {Name: "exec_simple_query", Module: "/usr/lib/postgresql/15/bin/postgres"},
-		"main":  {Name: "main", Module: "/usr/bin/pgbench"},
-	}
 	samples := []sample{
 		{[]string{"exec", "pg1"}, 101, 40, 40, 0},
 		{[]string{"exec", "pg2"}, 105, 35, 35, 0},
 		{[]string{"main", "bench"}, 200, 25, 25, 0},
 	}
-	snap := buildTreeOf(funcs, samples, inOrder(len(samples)))
+	snap := buildTreeOf(pgFuncs, samples, inOrder(len(samples)))
 	snap.Threads = []cct.Thread{{TID: 200, PID: 200, Name: "pgbench"}, {TID: 105, PID: 102, Name: "bgworker"},
 		{TID: 101, PID: 101, Name: "postgres"}, {TID: 102, PID: 102, Name: "postgres"}}
 	m := New(newFake(snap), Options{Width: 100, Height: 24})
@@ -386,7 +382,7 @@ func TestProcessesFlatAndThreads(t *testing.T) {
 			t.Errorf("flat view: no row %s:\n%s", re, scr)
 		}
 	}
-	if strings.Contains(scr, "postgres: a") {
+	if strings.Contains(scr, "[local] SELECT") {
 		t.Errorf("a process is a row of its own in the flat view:\n%s", scr)
 	}
 	send(m, press("M"))

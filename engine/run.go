@@ -405,11 +405,18 @@ func summary(w io.Writer, cfg sampler.Config, rec *Recording) {
 	} else {
 		fmt.Fprintf(w, "%8s %8s  %s\n", "self%", "total%", "function (top 10 by self time)")
 	}
-	for i, f := range flat {
-		if i == 10 || f.Self.Time == 0 {
+	shown := 0
+	for _, f := range flat {
+		if shown == 10 || f.Self.Time == 0 {
 			break
 		}
 		name := b.tree.Func(f.Func).Name
+		if name == cct.ProbesName {
+			// cctop's own cost: its line above, not a function of the
+			// program's (as the TUI leaves it out of its rows).
+			continue
+		}
+		shown++
 		if calls {
 			fmt.Fprintf(w, "%7.2f%% %7.2f%% %7.2f%% %7.2f%%  %s\n", pct(f.Self.Time, total.Time), pct(f.Total.Time, total.Time),
 				pct(f.Self.Calls, total.Calls), pct(f.Self.CallsAdj, max(total.CallsAdj, 1)), name)

@@ -21,6 +21,16 @@ import (
 	"github.com/cctop/cctop/sampler"
 )
 
+// skipIfNoHost skips a test of sampling the whole host where perf or
+// system-wide events are not allowed.
+func skipIfNoHost(t *testing.T) {
+	t.Helper()
+	testutil.SkipIfNoPerf(t)
+	if ok, why := sampler.SystemWideAllowed(); !ok {
+		t.Skipf("system-wide sampling not permitted here: %s", why)
+	}
+}
+
 // startWorkload starts `cctop workload ARGS...` for the test's length and
 // returns its pid.
 func startWorkload(t *testing.T, args ...string) int {
@@ -39,10 +49,7 @@ func startWorkload(t *testing.T, args ...string) int {
 // functions, cctop itself is not, and the summary says it sampled the host.
 // `-C` limits the CPUs, and a CPU that is not online is one line and exit 1.
 func TestRecordHost(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	if ok, why := sampler.SystemWideAllowed(); !ok {
-		t.Skipf("system-wide sampling not permitted here: %s", why)
-	}
+	skipIfNoHost(t)
 	spin := startWorkload(t, "spin", "-threads", "1", "-loop")
 	density := startWorkload(t, "density", "-duration", "60s")
 	dir := t.TempDir()
@@ -206,10 +213,7 @@ func TestRecordChildren(t *testing.T) {
 // screen shows each process, by comm and pid, with its hot function, and
 // the header counts the processes; q leaves no probe behind.
 func TestTopHostInTmux(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	if ok, why := sampler.SystemWideAllowed(); !ok {
-		t.Skipf("system-wide sampling not permitted here: %s", why)
-	}
+	skipIfNoHost(t)
 	spin := startWorkload(t, "spin", "-threads", "1", "-loop")
 	density := startWorkload(t, "density", "-duration", "60s")
 	s := newTmux(t, 80, 24, cctopBin+" top")
@@ -247,10 +251,7 @@ func TestTopHostInTmux(t *testing.T) {
 // written. 20 runs, spread over the first 1.5 s from 20 ms; a run whose
 // signal came before cctop's main could run (mainAfter) need only end.
 func TestSignalsEndHostRuns(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	if ok, why := sampler.SystemWideAllowed(); !ok {
-		t.Skipf("system-wide sampling not permitted here: %s", why)
-	}
+	skipIfNoHost(t)
 	const signalBound = 10 * time.Second
 	for i := 0; i < 4; i++ {
 		startWorkload(t, "spin", "-threads", "1", "-loop")
@@ -329,10 +330,7 @@ func TestSignalsEndHostRuns(t *testing.T) {
 // other; --pid-of NAME samples the processes of that name, one started
 // after the recording began too, and not cctop itself.
 func TestRecordSeveral(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	if ok, why := sampler.SystemWideAllowed(); !ok {
-		t.Skipf("system-wide sampling not permitted here: %s", why)
-	}
+	skipIfNoHost(t)
 	start := func() int { return startWorkload(t, "spin", "-threads", "1", "-busy", "0.3", "-loop") }
 	a, b, c := start(), start(), start()
 	dir := t.TempDir()
@@ -385,10 +383,7 @@ func TestRecordSeveral(t *testing.T) {
 // in under 20 ms, so these runs mostly see the TUI's own handling; signals
 // before it, during a slower start-up, are caught from top's first line.)
 func TestTopSignalsAtStart(t *testing.T) {
-	testutil.SkipIfNoPerf(t)
-	if ok, why := sampler.SystemWideAllowed(); !ok {
-		t.Skipf("system-wide sampling not permitted here: %s", why)
-	}
+	skipIfNoHost(t)
 	const signalBound = 10 * time.Second
 	startWorkload(t, "spin", "-threads", "2", "-loop")
 	early := mainAfter(t)

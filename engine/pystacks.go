@@ -438,9 +438,9 @@ func (b *builder) pyLines() []string {
 	}
 	st := ps.poller.Stats()
 	if st.Reads > 0 {
-		out = append(out, fmt.Sprintf("python reads: %d stacks, %.1f system calls and %.1f µs each; a running thread read every %.1f ms (paced to cost at most %.0f%% of cctop's own CPU time)",
+		out = append(out, fmt.Sprintf("python reads: %d stacks, %.1f system calls and %.1f µs each; a running thread read every %.1f ms (paced to cost at most %.0f%% of cctop's own CPU time: %.0f ms here, %.1f µs a wake)",
 			st.Reads, float64(st.Syscalls)/float64(st.Reads), float64(st.ReadNS)/float64(st.Reads)/1e3,
-			float64(st.Period)/1e6, 100*ps.budget))
+			float64(st.Period)/1e6, 100*ps.budget, float64(st.CPU)/1e6, float64(st.Wake)/1e3))
 	}
 	return out
 }

@@ -54,6 +54,9 @@ type Poller struct {
 	done    chan struct{}
 
 	reads, syscalls, changed, failed, readNS atomic.Uint64
+	// cpuNS is the pacer's estimate of the poller's CPU time: its
+	// passes' and their wakes'.
+	cpuNS, wakeNS atomic.Uint64
 }
 
 // proc is one process: its interpreter and reader (the poller's
@@ -110,9 +113,15 @@ const (
 // µs of the kernel's on this machine, a VM; a few on a bare one) and a
 // read of each running thread's stack (4 to 10 µs): at 999 Hz, a pass per
 // sample would double cctop's own CPU time on a Python target. So the
-// poller keeps its own CPU time (its thread's: it has one) under
-// budgetShare of the rest of cctop's, measured every paceEvery, the period
-// between minPeriod (or the sampling period) and maxPeriod. A read stands
+// poller keeps its own CPU time (pacer's estimate) under its budget's share
+// of the rest of cctop's, measured every paceEvery, the period between
+// minPeriod (or the sampling period) and maxPeriod, starting at the
+// longest: cheap reads make it shorter within seconds. The rest of
+// cctop's CPU time is bursty (a batch of samples, a redraw), hence a
+// measure over a second. The budget is less than what reading Python may
+// cost in all (at most 20% of cctop's CPU, issue 31): merging the frames
+// into samples is the engine's, and the runtime's scheduling around the
+// poller's sleeps is no one thread's, neither counted here. A read stands
 // for the samples near it, so where the Python stack changes between
 // reads a function's share is as good as the count of reads: at 5 ms, 16
 // s of a script that changes function every 1 to 6 ms gave shares within
@@ -120,17 +129,16 @@ const (
 // Each sleep is drawn around the period, so that reads do not keep step
 // with a program's own periods. A sample takes the read nearest in time.
 const (
-	minPeriod   = time.Millisecond
-	startPeriod = 2 * time.Millisecond
-	maxPeriod   = 5 * time.Millisecond
-	paceEvery   = uint64(250e6)
+	minPeriod = time.Millisecond
+	maxPeriod = 5 * time.Millisecond
+	paceEvery = uint64(1e9)
 	// idleLook is the poller's sleep while it has no interpreter to read.
 	idleLook = 10 * time.Millisecond
 )
 
 // DefaultBudget is what the poller may cost by default, as a share of the
 // rest of cctop's CPU time.
-const DefaultBudget = 0.18
+const DefaultBudget = 0.12
 
 // maxHot bounds the threads read every period, per process: the most a
 // machine's CPUs can run at once is what matters, and reading more than
@@ -139,7 +147,7 @@ const maxHot = 256
 
 // NewPoller starts a poller that reads running threads at most once per
 // period (the sampling period), as often as costs it at most budget (a
-// share, 0.18: DefaultBudget) of the rest of cctop's CPU time.
+// share, 0.12: DefaultBudget) of the rest of cctop's CPU time.
 func NewPoller(period time.Duration, budget float64) *Poller {
 	return newPoller(period, budget, ProcessMemory)
 }
@@ -151,7 +159,7 @@ func newPoller(period time.Duration, budget float64, newMem func(int) Memory) *P
 	}
 	p := &Poller{base: period, share: budget, newMem: newMem, procs: map[int]*proc{},
 		done: make(chan struct{})}
-	p.period.Store(int64(max(period, startPeriod)))
+	p.period.Store(int64(max(period, maxPeriod)))
 	p.passed = sync.NewCond(&p.mu)
 	go p.run()
 	return p
@@ -305,38 +313,65 @@ func (p *Poller) Problems() []string {
 	return out
 }
 
-// pacer measures what the poller's thread costs against the rest of
-// cctop, and says how to change the period.
+// pacer estimates what the poller costs against the rest of cctop, and
+// says how to change the period. The poller's goroutine is not locked to a
+// thread (see run), so its CPU time is counted pass by pass: the pass's own
+// time (it does not block: it reads memory) and a wake's, measured once
+// (wakeCost).
 type pacer struct {
-	at, own, all uint64 // at the last measure: monotonic, thread and process CPU (ns)
-	passes       uint64
+	at, all uint64 // at the last measure: monotonic and process CPU time (ns)
+	own     uint64 // the poller's CPU time since (ns)
+	wake    uint64 // the CPU time of one sleep and its wake (ns)
 }
 
-func (pc *pacer) start(now uint64) {
-	pc.at, pc.own, pc.all = now, threadCPU(), processCPU()
+func (pc *pacer) start(now, all, wake uint64) {
+	pc.at, pc.all, pc.own, pc.wake = now, all, 0, wake
 }
 
-// adjust is called after each pass: every paceEvery it says the next
-// period, in proportion to what the poller's thread took of the rest of
-// the process's CPU time since the last measure against its share (at most
-// halved or doubled at once).
-func (pc *pacer) adjust(now uint64, period time.Duration, share float64) (time.Duration, bool) {
-	pc.passes++
-	if now-pc.at < paceEvery {
-		return 0, false
-	}
-	own, all := threadCPU(), processCPU()
-	dOwn, dAll := float64(own-pc.own), float64(all-pc.all)
-	pc.at, pc.own, pc.all, pc.passes = now, own, all, 0
-	rest := dAll - dOwn
-	if own == 0 || all == 0 || rest <= 0 || dOwn <= 0 {
+// pass counts a pass that took ns.
+func (pc *pacer) pass(ns uint64) { pc.own += ns + pc.wake }
+
+// due says whether a measure is due (every paceEvery).
+func (pc *pacer) due(now uint64) bool { return now-pc.at >= paceEvery }
+
+// adjust, given the process's CPU time now, says the next period, in
+// proportion to what the poller took of the rest of the process's CPU time
+// since the last measure against its share (at most halved or doubled at
+// once), and starts the next measure.
+func (pc *pacer) adjust(now, all uint64, period time.Duration, share float64) (time.Duration, bool) {
+	own, dAll := float64(pc.own), float64(all-pc.all)
+	pc.at, pc.all, pc.own = now, all, 0
+	rest := dAll - own
+	if all == 0 || rest <= 0 || own <= 0 {
 		return 0, false // no clock to pace by
 	}
-	r := min(max(dOwn/(share*rest), 0.5), 2)
+	r := min(max(own/(share*rest), 0.5), 2)
 	if r > 0.9 && r < 1.1 {
 		return 0, false
 	}
 	return time.Duration(float64(period) * r), true
+}
+
+// wakeCost is the CPU time the calling thread takes for a sleep and its
+// wake (ns): on this project's VM 10 to 20 µs, a few on a bare machine.
+// Measured from the thread's CPU clock over a few short sleeps, again if
+// the goroutine changed threads meanwhile; 0 where there is no such clock.
+func wakeCost() uint64 {
+	const n = 8
+	for range 3 {
+		tid, t0 := threadID(), threadCPU()
+		for range n {
+			rawSleepUntil(monoNow() + 200e3)
+		}
+		t1 := threadCPU()
+		if t0 == 0 || t1 < t0 {
+			return 0
+		}
+		if threadID() == tid {
+			return (t1 - t0) / n
+		}
+	}
+	return 0
 }
 
 // Stats are the poller's counts.
@@ -346,43 +381,59 @@ type Stats struct {
 	Changed  uint64 // reads whose innermost frame moved while read
 	Failed   uint64 // reads that failed otherwise
 	ReadNS   uint64 // time spent reading
+	// CPU is what the passes cost, their wakes included (the pacer's
+	// estimate, ns); Wake what a wake costs (ns).
+	CPU, Wake uint64
 	// Period is the time between two passes now, as paced by cost.
 	Period time.Duration
 }
 
 func (p *Poller) Stats() Stats {
 	return Stats{p.reads.Load(), p.syscalls.Load(), p.changed.Load(), p.failed.Load(), p.readNS.Load(),
+		p.cpuNS.Load(), p.wakeNS.Load(),
 		time.Duration(p.period.Load())}
 }
 
 func (p *Poller) run() {
 	defer close(p.done)
-	// The poller sleeps in the kernel on a thread of its own that keeps
-	// its P (rawSleep): a Go timer that fires a thousand times a second
-	// costs the scheduler more than the reads it wakes for (waking idle
-	// threads to look for work, parking them again), a system call the
-	// runtime sees wakes its monitor thread for 20 µs naps. GOMAXPROCS
-	// is one more meanwhile, so that the rest of cctop keeps its Ps.
-	// Until an interpreter is found, nothing of this: a Go sleep between
+	// Between passes the poller sleeps in the kernel keeping its P
+	// (rawSleepUntil), GOMAXPROCS one more meanwhile so that the rest of
+	// cctop keeps its Ps. The other ways to sleep cost more here, measured
+	// (bench/pyframes.sh, perf stat of cctop, 10 s at 999 Hz):
+	//   - a Go timer or a timerfd in the netpoller parks the goroutine:
+	//     each wake is the netpoller's thread's, then a hand-over to a
+	//     thread with a P, 11,000 to 17,000 context switches against
+	//     7,800 (cctop's CPU 10 to 15% more);
+	//   - a system call the runtime sees wakes its monitor at each return;
+	//   - locked to its thread, the goroutine that seems to run all along
+	//     is preempted by the runtime's monitor every 10 ms, and a locked
+	//     thread's preemption hands its P to another thread and back:
+	//     four or five wakes each time. Unlocked, a preemption puts the
+	//     goroutine back on the same thread, one wake at most.
+	// Until an interpreter is found, none of this: a Go sleep between
 	// looks, which costs the rest of cctop nothing.
-	locked := false
+	raised := false
 	defer func() {
-		if locked {
+		if raised {
 			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
-			runtime.UnlockOSThread()
 		}
 	}()
 	var procs []*proc
 	var next uint64
 	var pace pacer
 	for !p.stopped.Load() {
-		if locked {
+		if raised {
 			period := uint64(p.period.Load())
 			next += period/2 + uint64(rand.Int64N(int64(period)))
 			if now := monoNow(); next < now {
 				next = now + period/2 // late: no burst of reads to catch up
 			}
-			rawSleepUntil(next)
+			// A signal (the runtime's preemption) ends a sleep early:
+			// the call again is where the goroutine yields, and the
+			// sleep goes on, so that passes keep to the period.
+			for monoNow() < next && !p.stopped.Load() {
+				rawSleepUntil(next)
+			}
 		} else {
 			time.Sleep(idleLook)
 		}
@@ -397,23 +448,35 @@ func (p *Poller) run() {
 			}
 		}
 		p.mu.Unlock()
-		if len(procs) > 0 && !locked {
-			runtime.LockOSThread()
+		if len(procs) > 0 && !raised {
 			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-			locked, next = true, monoNow()
-			pace.start(next)
+			wake := wakeCost()
+			raised, next = true, monoNow()
+			pace.start(next, processCPU(), wake)
+			p.wakeNS.Store(wake)
 		}
+		t0 := monoNow()
 		for _, pr := range procs {
 			p.pass(pr)
 		}
+		now := monoNow()
 		p.mu.Lock()
 		p.passes++
 		p.passed.Broadcast()
 		p.mu.Unlock()
-		if !locked {
+		if !raised {
 			continue
 		}
-		if d, ok := pace.adjust(monoNow(), time.Duration(p.period.Load()), p.share); ok {
+		pace.pass(now - t0)
+		p.cpuNS.Add(now - t0 + pace.wake)
+		if !pace.due(now) {
+			continue
+		}
+		if pace.wake == 0 {
+			pace.wake = wakeCost() // the goroutine kept changing threads at start
+			p.wakeNS.Store(pace.wake)
+		}
+		if d, ok := pace.adjust(now, processCPU(), time.Duration(p.period.Load()), p.share); ok {
 			p.period.Store(int64(min(max(d, p.base), maxPeriod)))
 		}
 	}

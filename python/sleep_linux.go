@@ -10,10 +10,9 @@ import (
 )
 
 // rawSleepUntil sleeps until CLOCK_MONOTONIC reads t (ns), in the kernel,
-// without telling the Go runtime: the thread keeps its P (the caller is
-// locked to its thread and GOMAXPROCS counts it), and the runtime's
-// monitor is not woken by a system call. A signal (the runtime's
-// preemption) ends the sleep early.
+// without telling the Go runtime: the goroutine keeps its P (GOMAXPROCS
+// counts it), and the runtime's monitor is not woken by a system call. A
+// signal (the runtime's preemption) ends the sleep early.
 func rawSleepUntil(t uint64) {
 	ts := unix.NsecToTimespec(int64(t))
 	syscall.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME,
@@ -24,6 +23,9 @@ func rawSleepUntil(t uint64) {
 // time (ns), 0 if not known.
 func threadCPU() uint64  { return cpuClock(unix.CLOCK_THREAD_CPUTIME_ID) }
 func processCPU() uint64 { return cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID) }
+
+// threadID is the calling thread's id.
+func threadID() int { return unix.Gettid() }
 
 func cpuClock(id int32) uint64 {
 	var ts unix.Timespec

@@ -19,7 +19,8 @@ func (t *Tree) Bytes() int64 {
 		mapBytes(len(t.children), unsafe.Sizeof(childKey{})+unsafe.Sizeof(NodeID(0))) +
 		mapBytes(len(t.threadIndex), unsafe.Sizeof(threadKey{})+4) +
 		mapBytes(len(t.stacks), 8+unsafe.Sizeof(cachedStack{})) +
-		mapBytes(len(t.funcIndex), unsafe.Sizeof(funcKey{})+unsafe.Sizeof(FuncID(0)))
+		mapBytes(len(t.funcIndex), unsafe.Sizeof(funcKey{})+unsafe.Sizeof(FuncID(0))) +
+		t.addrBytes()
 	for _, f := range t.funcs {
 		n += int64(len(f.Name) + len(f.System))
 		if len(f.Short) > 0 && unsafe.StringData(f.Short) != unsafe.StringData(f.Name) {

@@ -134,9 +134,14 @@ func (t *Tree) Fold(keep int) (remap []NodeID, folded int) {
 	}
 	for i := range t.nodes {
 		for j := t.nodes[i].firstThread; j >= 0; j = t.threads[j].next {
-			nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m)
+			ti := nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m)
+			if kept[i] {
+				// A folded node mixes functions: no addresses.
+				nt.copyAddrs(ti, t, j)
+			}
 		}
 	}
+	nt.addrsDropped += t.addrsDropped
 	*t = *nt
 	return remap, folded
 }
@@ -166,7 +171,7 @@ func (t *Tree) addThread(id NodeID, tid uint32, m Metrics) int32 {
 		return i
 	}
 	i := int32(len(t.threads))
-	t.threads = append(t.threads, threadSelf{tid: tid, next: t.nodes[id].firstThread, m: m})
+	t.threads = append(t.threads, threadSelf{tid: tid, next: t.nodes[id].firstThread, firstAddr: -1, m: m})
 	t.nodes[id].firstThread = i
 	t.threadIndex[k] = i
 	return i

@@ -83,7 +83,7 @@ func (t *Tree) absorb(o *Tree, funcMap []FuncID, keep func(uint32) bool, shape b
 			if on.hasLeaf {
 				t.setLeaf(tn, on.leafAddr, on.leafLine)
 			}
-			t.addSelf(tn, ts.tid, ts.m)
+			t.copyAddrs(t.addSelf(tn, ts.tid, ts.m), o, i)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package cct
 
 import (
+	"cmp"
 	"compress/gzip"
 	"encoding/binary"
 	"io"
+	"slices"
 
 	"github.com/google/pprof/profile"
 )
@@ -86,72 +88,114 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 		}
 		b.mapping(t.funcs[t.nodes[c].Func].Module)
 	}
+	var threads []int32
 	for id := range t.nodes {
 		if t.nodes[id].firstThread < 0 {
 			continue
 		}
-		var locs []*profile.Location
+		var st []Frame
 		var proc Func // the context's process frame, if it has one
-		located := false
+		// locs are the context's locations by its leaf's address: a
+		// sample per thread and address, so that pprof's -list and
+		// -disasm see where in the function the samples were taken.
+		var locs map[uint64][]*profile.Location
 		reason, offcpu := OffCPUReason(t.funcs[t.nodes[id].Func].Name)
-		for _, ts := range t.Threads(NodeID(id)) {
+		threads = threads[:0]
+		for j := t.nodes[id].firstThread; j >= 0; j = t.threads[j].next {
+			threads = append(threads, j)
+		}
+		slices.SortFunc(threads, func(a, b int32) int { return cmp.Compare(t.threads[a].tid, t.threads[b].tid) })
+		for _, j := range threads {
+			ts := ThreadSelf{t.threads[j].tid, t.threads[j].m}
 			if ts.Self.IsZero() {
 				continue
 			}
-			if !located {
-				st := t.Stack(NodeID(id))
+			if locs == nil {
+				st = t.Stack(NodeID(id))
 				proc = Func{}
 				if n := len(st); n > 0 && t.funcs[st[n-1].Func].IsProcess() {
 					// A process is labels, not code (see ProcessModule).
 					proc, st = t.funcs[st[n-1].Func], st[:n-1]
 				}
-				locs, located = b.locations(st), true
+				locs = map[uint64][]*profile.Location{}
 			}
-			s := &profile.Sample{Location: locs, Value: make([]int64, len(cols))}
-			for i, c := range cols {
-				s.Value[i] = *c.field(&ts.Self)
+			addrs := t.threadAddrs(NodeID(id), j)
+			parts := SplitSelf(ts.Self, addrs)
+			for k, a := range addrs {
+				l, ok := locs[a.Addr]
+				if !ok {
+					l = b.locations(atLeaf(st, a))
+					locs[a.Addr] = l
+				}
+				b.sample(l, parts[k], ts.TID, cols, m, proc, offcpu, reason)
 			}
-			th, known := m.Threads[ts.TID]
-			if known || ts.TID != 0 {
-				s.NumLabel = map[string][]int64{labelThreadID: {int64(ts.TID)}}
-				if th.PID != 0 {
-					s.NumLabel[labelPID] = []int64{int64(th.PID)}
-				}
-				if th.Name != "" {
-					s.Label = map[string][]string{labelThreadName: {th.Name}}
-				}
-				if comm := m.Threads[th.PID].Name; th.PID != 0 && comm != "" && m.Threads[th.PID].PID == th.PID {
-					if s.Label == nil {
-						s.Label = map[string][]string{}
-					}
-					s.Label[labelComm] = []string{comm}
-				}
-			}
-			if proc.IsProcess() {
-				if s.Label == nil {
-					s.Label = map[string][]string{}
-				}
-				s.Label[labelProcess] = []string{proc.Name}
-				if c := proc.Comm(); c != "" {
-					s.Label[labelComm] = []string{c}
-				}
-				if s.NumLabel == nil {
-					s.NumLabel = map[string][]int64{}
-				}
-				if pid := proc.ProcessPID(); pid != 0 && len(s.NumLabel[labelPID]) == 0 {
-					s.NumLabel[labelPID] = []int64{int64(pid)}
-				}
-			}
-			if offcpu {
-				if s.Label == nil {
-					s.Label = map[string][]string{}
-				}
-				s.Label[labelOffCPUReason] = []string{reason}
-			}
-			p.Sample = append(p.Sample, s)
 		}
 	}
 	return p
+}
+
+// atLeaf is stack with its leaf at address a: the leaf's physical frame
+// and the frames inlined into it there share the address.
+func atLeaf(stack []Frame, a AddrCount) []Frame {
+	if len(stack) == 0 || stack[0].Addr == a.Addr && stack[0].Line == a.Line {
+		return stack
+	}
+	out := slices.Clone(stack)
+	out[0].Line = a.Line
+	for i := range out {
+		out[i].Addr = a.Addr
+		if !out[i].Inlined {
+			break
+		}
+	}
+	return out
+}
+
+// sample adds one sample of self on thread tid at locs, with its labels.
+func (b *pprofBuilder) sample(locs []*profile.Location, self Metrics, tid uint32, cols []column, m Meta, proc Func, offcpu bool, reason string) {
+	ts := ThreadSelf{tid, self}
+	s := &profile.Sample{Location: locs, Value: make([]int64, len(cols))}
+	for i, c := range cols {
+		s.Value[i] = *c.field(&ts.Self)
+	}
+	th, known := m.Threads[ts.TID]
+	if known || ts.TID != 0 {
+		s.NumLabel = map[string][]int64{labelThreadID: {int64(ts.TID)}}
+		if th.PID != 0 {
+			s.NumLabel[labelPID] = []int64{int64(th.PID)}
+		}
+		if th.Name != "" {
+			s.Label = map[string][]string{labelThreadName: {th.Name}}
+		}
+		if comm := m.Threads[th.PID].Name; th.PID != 0 && comm != "" && m.Threads[th.PID].PID == th.PID {
+			if s.Label == nil {
+				s.Label = map[string][]string{}
+			}
+			s.Label[labelComm] = []string{comm}
+		}
+	}
+	if proc.IsProcess() {
+		if s.Label == nil {
+			s.Label = map[string][]string{}
+		}
+		s.Label[labelProcess] = []string{proc.Name}
+		if c := proc.Comm(); c != "" {
+			s.Label[labelComm] = []string{c}
+		}
+		if s.NumLabel == nil {
+			s.NumLabel = map[string][]int64{}
+		}
+		if pid := proc.ProcessPID(); pid != 0 && len(s.NumLabel[labelPID]) == 0 {
+			s.NumLabel[labelPID] = []int64{int64(pid)}
+		}
+	}
+	if offcpu {
+		if s.Label == nil {
+			s.Label = map[string][]string{}
+		}
+		s.Label[labelOffCPUReason] = []string{reason}
+	}
+	b.p.Sample = append(b.p.Sample, s)
 }
 
 type pprofBuilder struct {

@@ -107,7 +107,7 @@ func (t *Tree) Reroot(fn FuncID) (remap []NodeID) {
 	}
 	for i := range t.nodes {
 		for j := t.nodes[i].firstThread; j >= 0; j = t.threads[j].next {
-			nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m)
+			nt.copyAddrs(nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m), t, j)
 		}
 	}
 	nt.settle()

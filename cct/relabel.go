@@ -81,7 +81,7 @@ func (t *Tree) relabeled(to []FuncID, copyFuncs bool) (*Tree, []NodeID) {
 	}
 	for i := range t.nodes {
 		for j := t.nodes[i].firstThread; j >= 0; j = t.threads[j].next {
-			nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m)
+			nt.copyAddrs(nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m), t, j)
 		}
 	}
 	// The totals from the selfs, t's being possibly stale.

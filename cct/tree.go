@@ -65,9 +65,10 @@ type threadKey struct {
 }
 
 type threadSelf struct {
-	tid  uint32
-	next int32
-	m    Metrics
+	tid       uint32
+	next      int32
+	firstAddr int32 // index in Tree.addrs, -1 for none (addrs.go)
+	m         Metrics
 }
 
 // Tree is a calling context tree. It is not safe for concurrent use.
@@ -81,6 +82,11 @@ type Tree struct {
 	// stacks maps a stack's hash (hashStack) to the node Add found for
 	// it last; nil until the first Add.
 	stacks map[uint64]cachedStack
+	// addrs are the per-thread selves' samples by leaf address
+	// (addrs.go); addrIndex finds them, nil in a Clone until needed.
+	addrs        []addrSelf
+	addrIndex    map[addrKey]int32
+	addrsDropped int64
 	// stale says the totals below the root lag their selves: Add adds
 	// to a node's self and the root's total only, and what reads a
 	// total settles them all in one pass first (settle).
@@ -137,10 +143,16 @@ func (t *Tree) Add(stack []Frame, tid uint32, m Metrics) NodeID {
 		int(e.thread) < len(t.threads) && t.threads[e.thread].tid == tid {
 		t.addNode(e.node, m)
 		t.threads[e.thread].m.Add(m)
+		if len(stack) > 0 {
+			t.addAddr(e.thread, stack[0].Addr, stack[0].Line, m.Samples)
+		}
 		return e.node
 	}
 	id := t.insert(stack)
 	ti := t.addSelf(id, tid, m)
+	if len(stack) > 0 {
+		t.addAddr(ti, stack[0].Addr, stack[0].Line, m.Samples)
+	}
 	if t.stacks == nil || len(t.stacks) >= maxCachedStacks {
 		t.stacks = make(map[uint64]cachedStack)
 	}
@@ -465,6 +477,10 @@ func (t *Tree) Clone() *Tree {
 		children:    maps.Clone(t.children),
 		threads:     slices.Clone(t.threads),
 		threadIndex: maps.Clone(t.threadIndex),
+		// The index is rebuilt if the copy is added to: a snapshot
+		// only reads.
+		addrs:        slices.Clone(t.addrs),
+		addrsDropped: t.addrsDropped,
 	}
 	return c
 }

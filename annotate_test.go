@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/cctop/cctop/internal/testutil"
+)
+
+// TestLinesAgainstPerf: a C function whose time perf splits over three
+// source lines. cctop's profile, read as go tool pprof -list reads it (the
+// flat samples of each leaf location's line), must put the same line
+// first and each line's share within 3 points of perf's on a recording of
+// the same program. A profile with one address per calling context puts
+// all of it on one line.
+func TestLinesAgainstPerf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program twice (about 8 s)")
+	}
+	testutil.SkipIfNoPerf(t)
+	if err := exec.Command("perf", "record", "-q", "-o", "/dev/null", "true").Run(); err != nil {
+		t.Skipf("perf record does not work here: %v", err)
+	}
+	dir := t.TempDir()
+	bin := testutil.Compile(t, dir, "gcc", "testdata/hotline.c", "-O1", "-g", "-fno-omit-frame-pointer")
+
+	pb := filepath.Join(dir, "cctop.pb.gz")
+	if out, err := exec.Command(cctopBin, "record", "-o", pb, "--", bin, "3").CombinedOutput(); err != nil {
+		t.Fatalf("cctop record: %v\n%s", err, out)
+	}
+	f, err := os.Open(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[int]float64{}
+	var total float64
+	for _, s := range p.Sample {
+		leaf := s.Location[0].Line
+		if len(leaf) == 0 || leaf[0].Function.Name != "work" {
+			continue
+		}
+		ours[int(leaf[0].Line)] += float64(s.Value[0])
+		total += float64(s.Value[0])
+	}
+	if total < 1000 {
+		t.Fatalf("%v samples of work; want some 3000", total)
+	}
+	for l := range ours {
+		ours[l] *= 100 / total
+	}
+
+	data := filepath.Join(dir, "perf.data")
+	if out, err := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", data, bin, "3").CombinedOutput(); err != nil {
+		t.Fatalf("perf record: %v\n%s", err, out)
+	}
+	out, err := exec.Command("perf", "report", "-i", data, "--stdio", "-q", "--no-children", "--sort", "sym,srcline").Output()
+	if err != nil {
+		t.Fatalf("perf report: %v", err)
+	}
+	theirs := map[int]float64{}
+	var theirTotal float64
+	re := regexp.MustCompile(`^\s*([0-9.]+)%\s+\[\.\] work\s+hotline\.c:(\d+)`)
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := re.FindStringSubmatch(line); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			n, _ := strconv.Atoi(m[2])
+			theirs[n] += v
+			theirTotal += v
+		}
+	}
+	if theirTotal < 90 {
+		t.Fatalf("perf puts %.1f%% in work by line; its report:\n%s", theirTotal, out)
+	}
+	for l := range theirs {
+		theirs[l] *= 100 / theirTotal
+	}
+	hottest := func(m map[int]float64) int {
+		best := 0
+		for l, v := range m {
+			if best == 0 || v > m[best] {
+				best = l
+			}
+		}
+		return best
+	}
+	t.Logf("cctop by line %v; perf %v", ours, theirs)
+	if h, hp := hottest(ours), hottest(theirs); h != hp {
+		t.Errorf("cctop's hottest line is %d, perf's %d", h, hp)
+	}
+	for l, v := range theirs {
+		if v >= 3 && (ours[l] < v-3 || ours[l] > v+3) {
+			t.Errorf("line %d: cctop %.1f%%, perf %.1f%%", l, ours[l], v)
+		}
+	}
+}

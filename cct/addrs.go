@@ -2,6 +2,7 @@ package cct
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"unsafe"
 )
@@ -226,4 +227,43 @@ func SplitSelf(m Metrics, addrs []AddrCount) []Metrics {
 func (t *Tree) addrBytes() int64 {
 	return int64(cap(t.addrs))*int64(unsafe.Sizeof(addrSelf{})) +
 		mapBytes(len(t.addrIndex), unsafe.Sizeof(addrKey{})+4)
+}
+
+// AddrSelves yields id's per-thread selves shared out by leaf address
+// (SplitSelf): the parts of a thread add up to its self. Threads go by
+// tid, and the parts at the context's first address go before the others,
+// so that a profile written this way and read back has the same first
+// address. For writers of one location per address.
+func (t *Tree) AddrSelves(id NodeID) iter.Seq2[AddrCount, ThreadSelf] {
+	return func(yield func(AddrCount, ThreadSelf) bool) {
+		var threads []int32
+		for j := t.nodes[id].firstThread; j >= 0; j = t.threads[j].next {
+			if !t.threads[j].m.IsZero() {
+				threads = append(threads, j)
+			}
+		}
+		slices.SortFunc(threads, func(a, b int32) int { return cmp.Compare(t.threads[a].tid, t.threads[b].tid) })
+		type part struct {
+			a  AddrCount
+			ts ThreadSelf
+		}
+		var first, rest []part
+		for _, j := range threads {
+			th := &t.threads[j]
+			addrs := t.threadAddrs(id, j)
+			for k, m := range SplitSelf(th.m, addrs) {
+				p := part{addrs[k], ThreadSelf{th.tid, m}}
+				if addrs[k].Addr == t.nodes[id].leafAddr {
+					first = append(first, p)
+				} else {
+					rest = append(rest, p)
+				}
+			}
+		}
+		for _, p := range append(first, rest...) {
+			if !yield(p.a, p.ts) {
+				return
+			}
+		}
+	}
 }

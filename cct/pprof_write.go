@@ -1,7 +1,6 @@
 package cct
 
 import (
-	"cmp"
 	"compress/gzip"
 	"encoding/binary"
 	"io"
@@ -88,7 +87,6 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 		}
 		b.mapping(t.funcs[t.nodes[c].Func].Module)
 	}
-	var threads []int32
 	for id := range t.nodes {
 		if t.nodes[id].firstThread < 0 {
 			continue
@@ -100,16 +98,7 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 		// -disasm see where in the function the samples were taken.
 		var locs map[uint64][]*profile.Location
 		reason, offcpu := OffCPUReason(t.funcs[t.nodes[id].Func].Name)
-		threads = threads[:0]
-		for j := t.nodes[id].firstThread; j >= 0; j = t.threads[j].next {
-			threads = append(threads, j)
-		}
-		slices.SortFunc(threads, func(a, b int32) int { return cmp.Compare(t.threads[a].tid, t.threads[b].tid) })
-		for _, j := range threads {
-			ts := ThreadSelf{t.threads[j].tid, t.threads[j].m}
-			if ts.Self.IsZero() {
-				continue
-			}
+		for a, ts := range t.AddrSelves(NodeID(id)) {
 			if locs == nil {
 				st = t.Stack(NodeID(id))
 				proc = Func{}
@@ -119,16 +108,12 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 				}
 				locs = map[uint64][]*profile.Location{}
 			}
-			addrs := t.threadAddrs(NodeID(id), j)
-			parts := SplitSelf(ts.Self, addrs)
-			for k, a := range addrs {
-				l, ok := locs[a.Addr]
-				if !ok {
-					l = b.locations(atLeaf(st, a))
-					locs[a.Addr] = l
-				}
-				b.sample(l, parts[k], ts.TID, cols, m, proc, offcpu, reason)
+			l, ok := locs[a.Addr]
+			if !ok {
+				l = b.locations(atLeaf(st, a))
+				locs[a.Addr] = l
 			}
+			b.sample(l, ts.Self, ts.TID, cols, m, proc, offcpu, reason)
 		}
 	}
 	return p

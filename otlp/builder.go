@@ -42,6 +42,7 @@ type Builder struct {
 	above   []int32          // by NodeID c: location of the frames above c, 0 not yet
 	threads map[uint32][]int32
 	reasons map[cct.FuncID]int32 // off-CPU leaf → reason attribute
+	byAddr  map[uint64]int32     // one context's stack index by its leaf's address
 	lines   []line
 	locs    []int32
 	attrs   []int32
@@ -56,8 +57,8 @@ type Builder struct {
 // shows first (Meta.DefaultSampleType) first. All share ps's dictionary, which Append
 // creates or extends.
 //
-// Each Profile has a sample per (context, thread) whose self value in its column is
-// not zero, as cct's pprof files do: the stack leaf first, inlined frames as extra
+// Each Profile has a sample per (context, thread, leaf address) whose self value in its
+// column is not zero, as cct's pprof files do: the stack leaf first, inlined frames as extra
 // lines of the location of the frame they are inlined into, innermost first;
 // thread.id and thread.name attributes when the thread is known (process.pid too if
 // it is not the resource's); off-CPU leaves with their reason. Locations' addresses
@@ -132,14 +133,20 @@ func (b *Builder) process(sp pprofile.ScopeProfiles, p Process) {
 	b.modules = resetMap(b.modules)
 	b.threads = resetMap(b.threads)
 	b.reasons = resetMap(b.reasons)
+	b.byAddr = resetMap(b.byAddr)
 	for id := range cct.NodeID(t.Len()) {
-		stack := int32(-1)
-		for tid, self := range t.ThreadSelves(id) {
+		// A sample per thread and leaf address, each address its own
+		// location (cct.Tree.AddrSelves), as the pprof writer has them.
+		clear(b.byAddr)
+		for a, ts := range t.AddrSelves(id) {
+			tid, self := ts.TID, ts.Self
 			if !b.anyValue(self) {
 				continue
 			}
-			if stack < 0 {
-				stack = b.stack(t, id, m)
+			stack, ok := b.byAddr[a.Addr]
+			if !ok {
+				stack = b.stack(t, id, a, m)
+				b.byAddr[a.Addr] = stack
 			}
 			attrs := b.sampleAttrs(t, id, tid, p, m)
 			for i, c := range cols {
@@ -222,13 +229,13 @@ func (b *Builder) sampleAttrs(t *cct.Tree, id cct.NodeID, tid uint32, p Process,
 // cct.Tree.Stack and the pprof writer have them. The location of the frames above a
 // context c depends only on c (the parent frame's pc is c's call site), so it is
 // memoized per c and shared by every context below c.
-func (b *Builder) stack(t *cct.Tree, id cct.NodeID, m cct.Meta) int32 {
+func (b *Builder) stack(t *cct.Tree, id cct.NodeID, leaf cct.AddrCount, m cct.Meta) int32 {
 	b.locs = b.locs[:0]
 	if id == t.Root() {
 		return 0 // the empty stack is the zero entry
 	}
 	// The leaf's group: its own pc and line.
-	addr, ln, _ := t.Leaf(id)
+	addr, ln := leaf.Addr, leaf.Line
 	n := t.Node(id)
 	b.lines = append(b.lines[:0], line{b.function(t, n.Func), int64(ln), 0})
 	x := id

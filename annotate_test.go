@@ -25,9 +25,7 @@ func TestLinesAgainstPerf(t *testing.T) {
 		t.Skip("records a program twice (about 8 s)")
 	}
 	testutil.SkipIfNoPerf(t)
-	if err := exec.Command("perf", "record", "-q", "-o", "/dev/null", "true").Run(); err != nil {
-		t.Skipf("perf record does not work here: %v", err)
-	}
+	testutil.SkipIfNoPerfRecord(t)
 	dir := t.TempDir()
 	bin := testutil.Compile(t, dir, "gcc", "testdata/hotline.c", "-O1", "-g", "-fno-omit-frame-pointer")
 

@@ -127,10 +127,9 @@ func (t *Tree) appendAddrs(out []AddrCount, j int32) []AddrCount {
 	return out
 }
 
-// threadAddrs is thread self j's addresses, the context's first leaf
-// address first, then ascending, and with what the
-// self has beyond them at the context's first leaf address (leafAddr),
-// so that their samples add up to the self's.
+// threadAddrs is thread self j's addresses, ascending, with what the self
+// has beyond them at the context's first leaf address (leafAddr), so that
+// their samples add up to the self's.
 func (t *Tree) threadAddrs(id NodeID, j int32) []AddrCount {
 	out := t.appendAddrs(nil, j)
 	var sum int64
@@ -144,22 +143,20 @@ func (t *Tree) threadAddrs(id NodeID, j int32) []AddrCount {
 			if out[k].Addr == n.leafAddr {
 				out[k].Samples += rest
 				found = true
+				break
 			}
 		}
 		if !found {
 			out = append(out, AddrCount{n.leafAddr, n.leafLine, max(rest, 0)})
 		}
 	}
-	// The context's first address first: a profile read back takes it
-	// for the first again.
-	slices.SortFunc(out, func(a, b AddrCount) int {
-		if (a.Addr == n.leafAddr) != (b.Addr == n.leafAddr) {
-			return -cmp.Compare(b2u(a.Addr == n.leafAddr), b2u(b.Addr == n.leafAddr))
-		}
-		return cmp.Compare(a.Addr, b.Addr)
-	})
+	slices.SortFunc(out, func(a, b AddrCount) int { return cmp.Compare(a.Addr, b.Addr) })
 	return out
 }
+
+// sharedFields are the metrics SplitSelf shares out by samples: all but
+// Samples (columns.go's accessors).
+var sharedFields = [...]func(*Metrics) *int64{timeField, callsField, adjField, flowField, offCPUField, wallField}
 
 // SplitSelf shares m out over addrs in proportion to their samples: each
 // part's Samples is its address's, and each other metric's parts add up to
@@ -175,20 +172,12 @@ func SplitSelf(m Metrics, addrs []AddrCount) []Metrics {
 	for _, a := range addrs {
 		total += a.Samples
 	}
-	fields := []func(*Metrics) *int64{
-		func(x *Metrics) *int64 { return &x.Time },
-		func(x *Metrics) *int64 { return &x.Calls },
-		func(x *Metrics) *int64 { return &x.CallsAdj },
-		func(x *Metrics) *int64 { return &x.CallsFlow },
-		func(x *Metrics) *int64 { return &x.OffCPU },
-		func(x *Metrics) *int64 { return &x.Wall },
-	}
 	for i, a := range addrs {
 		out[i].Samples = a.Samples
 	}
 	rem := make([]int64, len(addrs))
 	order := make([]int, len(addrs))
-	for _, f := range fields {
+	for _, f := range sharedFields {
 		v := *f(&m)
 		if v == 0 {
 			continue

@@ -138,14 +138,13 @@ func atLeaf(stack []Frame, a AddrCount) []Frame {
 
 // sample adds one sample of self on thread tid at locs, with its labels.
 func (b *pprofBuilder) sample(locs []*profile.Location, self Metrics, tid uint32, cols []column, m Meta, proc Func, offcpu bool, reason string) {
-	ts := ThreadSelf{tid, self}
 	s := &profile.Sample{Location: locs, Value: make([]int64, len(cols))}
 	for i, c := range cols {
-		s.Value[i] = *c.field(&ts.Self)
+		s.Value[i] = *c.field(&self)
 	}
-	th, known := m.Threads[ts.TID]
-	if known || ts.TID != 0 {
-		s.NumLabel = map[string][]int64{labelThreadID: {int64(ts.TID)}}
+	th, known := m.Threads[tid]
+	if known || tid != 0 {
+		s.NumLabel = map[string][]int64{labelThreadID: {int64(tid)}}
 		if th.PID != 0 {
 			s.NumLabel[labelPID] = []int64{int64(th.PID)}
 		}

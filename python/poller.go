@@ -328,8 +328,12 @@ func (pc *pacer) start(now, all, wake uint64) {
 	pc.at, pc.all, pc.own, pc.wake = now, all, 0, wake
 }
 
-// pass counts a pass that took ns.
-func (pc *pacer) pass(ns uint64) { pc.own += ns + pc.wake }
+// pass counts a pass that took ns, and says what it counted: the pass and
+// its wake.
+func (pc *pacer) pass(ns uint64) uint64 {
+	pc.own += ns + pc.wake
+	return ns + pc.wake
+}
 
 // due says whether a measure is due (every paceEvery).
 func (pc *pacer) due(now uint64) bool { return now-pc.at >= paceEvery }
@@ -467,8 +471,7 @@ func (p *Poller) run() {
 		if !raised {
 			continue
 		}
-		pace.pass(now - t0)
-		p.cpuNS.Add(now - t0 + pace.wake)
+		p.cpuNS.Add(pace.pass(now - t0))
 		if !pace.due(now) {
 			continue
 		}

@@ -66,6 +66,19 @@ func SkipIfNoPerf(t *testing.T) {
 	}
 }
 
+// SkipIfNoPerfRecord skips t where Linux perf is not installed or its
+// record, with flags, does not work here: the tests that compare with it.
+func SkipIfNoPerfRecord(t *testing.T, flags ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	args := append(append([]string{"record", "-q"}, flags...), "-o", "/dev/null", "true")
+	if err := exec.Command("perf", args...).Run(); err != nil {
+		t.Skipf("perf record does not work here: %v", err)
+	}
+}
+
 // Compile builds src with compiler (gcc, g++) and flags into dir, skipping
 // t where the compiler is missing, and returns the binary's path.
 func Compile(t testing.TB, dir, compiler, src string, flags ...string) string {

@@ -358,24 +358,22 @@ func (pc *pacer) adjust(now, all uint64, period time.Duration, share float64) (t
 
 // wakeCost is the CPU time the calling thread takes for a sleep and its
 // wake (ns): on this project's VM 10 to 20 µs, a few on a bare machine.
-// Measured from the thread's CPU clock over a few short sleeps, again if
-// the goroutine changed threads meanwhile; 0 where there is no such clock.
+// Measured from the thread's CPU clock over a few short sleeps, the
+// goroutine locked to its thread meanwhile (the clock is the goroutine's
+// only while it stays); 0 where there is no such clock.
 func wakeCost() uint64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	const n = 8
-	for range 3 {
-		tid, t0 := threadID(), threadCPU()
-		for range n {
-			rawSleepUntil(monoNow() + 200e3)
-		}
-		t1 := threadCPU()
-		if t0 == 0 || t1 < t0 {
-			return 0
-		}
-		if threadID() == tid {
-			return (t1 - t0) / n
-		}
+	t0 := threadCPU()
+	for range n {
+		rawSleepUntil(monoNow() + 200e3)
 	}
-	return 0
+	t1 := threadCPU()
+	if t0 == 0 || t1 < t0 {
+		return 0
+	}
+	return (t1 - t0) / n
 }
 
 // Stats are the poller's counts.
@@ -476,7 +474,7 @@ func (p *Poller) run() {
 			continue
 		}
 		if pace.wake == 0 {
-			pace.wake = wakeCost() // the goroutine kept changing threads at start
+			pace.wake = wakeCost() // no thread CPU clock at start
 			p.wakeNS.Store(pace.wake)
 		}
 		if d, ok := pace.adjust(now, processCPU(), time.Duration(p.period.Load()), p.share); ok {

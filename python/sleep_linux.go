@@ -24,9 +24,6 @@ func rawSleepUntil(t uint64) {
 func threadCPU() uint64  { return cpuClock(unix.CLOCK_THREAD_CPUTIME_ID) }
 func processCPU() uint64 { return cpuClock(unix.CLOCK_PROCESS_CPUTIME_ID) }
 
-// threadID is the calling thread's id.
-func threadID() int { return unix.Gettid() }
-
 func cpuClock(id int32) uint64 {
 	var ts unix.Timespec
 	if unix.ClockGettime(id, &ts) != nil {

@@ -13,4 +13,3 @@ func rawSleepUntil(t uint64) {
 
 func threadCPU() uint64  { return 0 }
 func processCPU() uint64 { return 0 }
-func threadID() int      { return 0 }

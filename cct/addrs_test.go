@@ -140,6 +140,25 @@ func TestLeafAddrsBounded(t *testing.T) {
 	if n != maxAddrs+10 || tr.Node(id).Self.Samples != maxAddrs+10 {
 		t.Errorf("the profile has %d samples, the node %d; want %d", n, tr.Node(id).Self.Samples, maxAddrs+10)
 	}
+	// A rebuilt tree keeps the count, and the addresses.
+	work := tr.Node(id).Func
+	to := make([]FuncID, tr.NumFuncs())
+	for i := range to {
+		to[i] = FuncID(i)
+	}
+	to[work] = tr.Intern(Func{Name: "work2", Module: "/bin/app", File: "app.c"})
+	tr.Relabel(to)
+	tr.Reroot(tr.Intern(Func{Name: "proc"}))
+	if got := tr.AddrsDropped(); got != 10 {
+		t.Errorf("after Relabel and Reroot, AddrsDropped = %d; want 10", got)
+	}
+	rid, ok := tr.Find("proc", "main", "work2")
+	if !ok {
+		t.Fatal("proc;main;work2 not in the rebuilt tree")
+	}
+	if got := len(tr.LeafAddrs(rid, nil)); got != maxAddrs {
+		t.Errorf("after Relabel and Reroot, %d addresses; want %d", got, maxAddrs)
+	}
 }
 
 // Folding keeps the addresses of the contexts it keeps.

@@ -110,6 +110,7 @@ func (t *Tree) Reroot(fn FuncID) (remap []NodeID) {
 			nt.copyAddrs(nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m), t, j)
 		}
 	}
+	nt.addrsDropped = t.addrsDropped
 	nt.settle()
 	*t = *nt
 	return remap

@@ -84,6 +84,7 @@ func (t *Tree) relabeled(to []FuncID, copyFuncs bool) (*Tree, []NodeID) {
 			nt.copyAddrs(nt.addThread(remap[i], t.threads[j].tid, t.threads[j].m), t, j)
 		}
 	}
+	nt.addrsDropped = t.addrsDropped
 	// The totals from the selfs, t's being possibly stale.
 	nt.settle()
 	return nt, remap

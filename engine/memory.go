@@ -12,6 +12,11 @@ import (
 // the live counters panel, the record summary and the profile's comments.
 func (b *builder) memoryLine() string {
 	s := fmt.Sprintf("tree %s contexts %s", tui.FormatCount(float64(b.tree.Len())), mib(b.tree.Bytes()))
+	if d := b.tree.AddrsDropped(); d > 0 {
+		// Past the tree's bound of leaf addresses: those samples stand
+		// at their context's first address in lines and instructions.
+		s += fmt.Sprintf(" (%s samples past the bound of leaf addresses, at their context's first)", tui.FormatCount(float64(d)))
+	}
 	if w := b.weights; w != nil {
 		s += fmt.Sprintf(", sample log %s samples %s", tui.FormatCount(float64(w.log.Len())), mib(w.log.Bytes()))
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/cctop/cctop/annotate"
 	"os"
 	"strconv"
 	"time"
@@ -20,6 +21,9 @@ type Options struct {
 	Keys          *keymap.KeyMap
 	Refresh       time.Duration // how often to take a snapshot (default: 250ms; 2s for a source that nudges)
 	ExportPath    string        // the file `x` offers (default cctop.pb.gz)
+	// Annotator builds the annotate view's listings (nil: one with
+	// default options).
+	Annotator *annotate.Annotator
 }
 
 // Model is the root of the TUI. Only it talks to the Source and only it returns a

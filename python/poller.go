@@ -134,6 +134,9 @@ const (
 	paceEvery = uint64(1e9)
 	// idleLook is the poller's sleep while it has no interpreter to read.
 	idleLook = 10 * time.Millisecond
+	// yieldAfter: the runtime's monitor preempts a goroutine that has
+	// held its P for 10 ms (forcePreemptNS); the poller yields first.
+	yieldAfter = uint64(8e6)
 )
 
 // DefaultBudget is what the poller may cost by default, as a share of the
@@ -399,8 +402,7 @@ func (p *Poller) Stats() Stats {
 func (p *Poller) run() {
 	defer close(p.done)
 	// Between passes the poller sleeps in the kernel keeping its P
-	// (rawSleepUntil), GOMAXPROCS one more meanwhile so that the rest of
-	// cctop keeps its Ps. The other ways to sleep cost more here, measured
+	// (rawSleepUntil). The other ways to sleep cost more here, measured
 	// (bench/pyframes.sh, perf stat of cctop, 10 s at 999 Hz):
 	//   - a Go timer or a timerfd in the netpoller parks the goroutine:
 	//     each wake is the netpoller's thread's, then a hand-over to a
@@ -412,9 +414,16 @@ func (p *Poller) run() {
 	//     thread's preemption hands its P to another thread and back:
 	//     four or five wakes each time. Unlocked, a preemption puts the
 	//     goroutine back on the same thread, one wake at most.
+	// GOMAXPROCS is not raised for it (it was: one P more is one more
+	// for the collector's idle workers to wake, 1,400 context switches
+	// more in 8 s here), except from one, where the rest of cctop would
+	// wait for the poller's preemptions. And it yields (runtime.Gosched)
+	// before the runtime's monitor would preempt it (forcePreemptNS, 10
+	// ms), which spares the signal, its interrupted sleep and the pass
+	// after it.
 	// Until an interpreter is found, none of this: a Go sleep between
 	// looks, which costs the rest of cctop nothing.
-	raised := false
+	raised, reading := false, false
 	defer func() {
 		if raised {
 			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
@@ -423,8 +432,9 @@ func (p *Poller) run() {
 	var procs []*proc
 	var next uint64
 	var pace pacer
+	var yielded uint64 // when the goroutine last went through the scheduler
 	for !p.stopped.Load() {
-		if raised {
+		if reading {
 			period := uint64(p.period.Load())
 			next += period/2 + uint64(rand.Int64N(int64(period)))
 			if now := monoNow(); next < now {
@@ -433,7 +443,11 @@ func (p *Poller) run() {
 			// A signal (the runtime's preemption) ends a sleep early:
 			// the call again is where the goroutine yields, and the
 			// sleep goes on, so that passes keep to the period.
-			for monoNow() < next && !p.stopped.Load() {
+			for now := monoNow(); now < next && !p.stopped.Load(); now = monoNow() {
+				if now-yielded > yieldAfter {
+					runtime.Gosched()
+					yielded = monoNow()
+				}
 				rawSleepUntil(next)
 			}
 		} else {
@@ -450,10 +464,14 @@ func (p *Poller) run() {
 			}
 		}
 		p.mu.Unlock()
-		if len(procs) > 0 && !raised {
-			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+		if len(procs) > 0 && !reading {
+			if runtime.GOMAXPROCS(0) == 1 {
+				runtime.GOMAXPROCS(2)
+				raised = true
+			}
 			wake := wakeCost()
-			raised, next = true, monoNow()
+			reading, next = true, monoNow()
+			yielded = next
 			pace.start(next, processCPU(), wake)
 			p.wakeNS.Store(wake)
 		}
@@ -466,7 +484,7 @@ func (p *Poller) run() {
 		p.passes++
 		p.passed.Broadcast()
 		p.mu.Unlock()
-		if !raised {
+		if !reading {
 			continue
 		}
 		p.cpuNS.Add(pace.pass(now - t0))

@@ -14,7 +14,7 @@ import (
 
 // recordBatches samples argv for d with stack copies of stack bytes and
 // keeps deep copies of the batches, with the mappings seen, for replay.
-func recordBatches(b *testing.B, argv []string, stack int, d time.Duration) ([]*sampler.Batch, *symbol.Resolver) {
+func recordBatches(b testing.TB, argv []string, stack int, d time.Duration) ([]*sampler.Batch, *symbol.Resolver) {
 	b.Helper()
 	cfg := sampler.Config{Argv: argv, Leader: mustEvent("cpu-clock"), Freq: 999, UserOnly: true, Stdout: nil}
 	if stack > 0 {

@@ -40,6 +40,9 @@ type armer struct {
 	// hot at start-up (package initialisers) and has gone cold.
 	seen     map[hpm.FuncSample]int64
 	seenTree *cct.Tree
+	// locator remembers where the candidates are in their files: a
+	// re-arm every few seconds would read each one's symbol table again.
+	locator *hpm.Locator
 	// projected is the share of the target's CPU time the armed probes
 	// were projected to cost by their trial.
 	projected float64
@@ -117,7 +120,7 @@ const tooHotNote = "the hottest functions are called too often to count with upr
 const autoBudget = 0.05
 
 func newArmer(plan *Plan, sess *sampler.Session) *armer {
-	return &armer{plan: plan, sess: sess, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second,
+	return &armer{plan: plan, sess: sess, start: time.Now(), warmup: 300 * time.Millisecond, rearm: 5 * time.Second, locator: hpm.NewLocator(),
 		budget: plan.budgetOr(autoBudget), banned: map[string]bool{}, switches: defaultSwitchRate()}
 }
 
@@ -281,7 +284,7 @@ func (a *armer) pick(b *builder) []hpm.Target {
 			k--
 		}
 	}
-	return hpm.HottestFunctions(keep, k)
+	return a.locator.HottestFunctions(keep, k)
 }
 
 // next is what the re-arm due now arms: the armed probes less the banned

@@ -68,6 +68,11 @@ type FuncSample struct {
 // carry an entry uprobe (k <= 0 means DefaultAutoK), hottest first. Rows of
 // the same function are added up first.
 func HottestFunctions(flat []FuncSample, k int) []Target {
+	return hottest(flat, k, locate)
+}
+
+// hottest is HottestFunctions finding each candidate with find.
+func hottest(flat []FuncSample, k int, find func(name, path string) (Target, bool)) []Target {
 	if k <= 0 {
 		k = DefaultAutoK
 	}
@@ -95,15 +100,9 @@ func HottestFunctions(flat []FuncSample, k int) []Target {
 		if len(ts) == k {
 			break
 		}
-		off, err := symbol.FuncOffset(kk.module, kk.name)
-		if err != nil {
-			continue // stripped, or a name the symbolizer made up
+		if t, ok := find(kk.name, kk.module); ok {
+			ts = append(ts, t)
 		}
-		t := Target{Func: kk.name, Path: kk.module, Offset: off}
-		if t.stepsSafely() != nil {
-			continue
-		}
-		ts = append(ts, t)
 	}
 	return ts
 }

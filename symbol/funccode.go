@@ -132,6 +132,19 @@ func (c *CodeFile) NameAt(vaddr uint64) string {
 	return ""
 }
 
+// SymAt is the function or PLT stub holding vaddr and where it starts
+// ("", 0 for none): what a disassembler prints a call's or a jump's
+// target as (name+offset).
+func (c *CodeFile) SymAt(vaddr uint64) (string, uint64) {
+	if s, ok := c.plt.holding(vaddr); ok {
+		return s.name, s.start
+	}
+	if s, ok := c.syms.holding(vaddr); ok {
+		return s.name, s.start
+	}
+	return "", 0
+}
+
 // funcCands appends a candidate symbol for every function of the table,
 // sized to the next function's entry.
 func (t *pclntab) funcCands(dst []symCand) []symCand {

@@ -22,6 +22,9 @@ type Line struct {
 	// Inline is the chain of functions this line was inlined into, outermost
 	// first, each "name (file:line)"; empty for the function's own lines.
 	Inline []string
+	// Func names the inlined function whose line this is ("" for the
+	// function's own lines). Its rows follow the own line that inlined it.
+	Func string
 }
 
 // Insn is one row of the disassembly view.
@@ -53,4 +56,31 @@ type Listing struct {
 	// listing shows instead ("" nothing missing): no source file, a
 	// stripped binary, truncated debug information.
 	Missing string
+
+	// Hot is the index in Lines of the own line with the most flat weight
+	// (then cum), where the view starts; -1 when no line has weight.
+	Hot int
+	// Addrs is the function's physical code by address, ascending: the
+	// weights Insns add up, and where the profile had no code to read,
+	// all there is. Line is the function's own line there.
+	Addrs []Addr
+	// Unplaced is the weight of the function's code at no known address.
+	Unplaced float64
+	// SourceErr is why the source file could not be read, in pprof's
+	// words ("" when it was): `view --list` prints it as pprof does.
+	SourceErr string
+	// LinesFlat and LinesCum add up every own line's weights, as pprof's
+	// ROUTINE header does (a recursion through two lines counts at each).
+	LinesFlat, LinesCum float64
+	// Syms are the symbols whose code Insns holds, by address.
+	Syms []Sym
+	// LineSource is where the instructions' lines come from: "go" (the
+	// pclntab), "dwarf", or "" none.
+	LineSource string
+}
+
+// Sym is one function symbol of the module: Insns from Start to End.
+type Sym struct {
+	Name       string
+	Start, End uint64
 }

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cctop/cctop/annotate"
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/sampler"
@@ -42,7 +43,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return runTop(cfg, plan, stderr, nil)
+		return runTop(cfg, plan, stderr, nil, annotate.Options{})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), quitSignals...)
 	defer stop()

@@ -69,6 +69,10 @@ view flags:
   --sample-index T  the sample type shown first, by name or index (the key y cycles them)
   --tagfocus E, --tagignore E   keep or drop samples by label: key=regexp, regexp, or key=lo:hi
   --top N           print the flat top N functions, as go tool pprof -top, and exit
+  --list RE, --disasm RE   print the annotated source or machine code of the functions matching RE,
+                    as go tool pprof -list and -disasm, and exit
+  --source-path DIRS, --trim-path PREFIXES   where source files are found (pprof's -source_path,
+                    -trim_path; top takes them too, for its annotate view)
   --seconds N       a URL's profile length (seconds=N); --timeout D: how long to wait for it
 
 top flags (and the record flags above):

@@ -15,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/cctop/cctop/annotate"
 	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/sampler"
 	"github.com/cctop/cctop/tui"
@@ -28,6 +29,7 @@ func cmdTop(args []string, stderr io.Writer) error {
 	tf.hostByDefault = true
 	fs.DurationVar(&tf.opts.Refresh, "refresh", engine.DefaultRefresh, "redraw for new samples every `D`")
 	of := addOTLPFlags(fs)
+	af := addAnnotateFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,7 +41,7 @@ func cmdTop(args []string, stderr io.Writer) error {
 		return err
 	}
 	if of.endpoint == "" {
-		return runTop(cfg, plan, stderr, &startSignals{early, stopEarly})
+		return runTop(cfg, plan, stderr, &startSignals{early, stopEarly}, af.options())
 	}
 	// The TUI owns the terminal: the exporter's log lines wait for the
 	// status printed after it.
@@ -52,7 +54,7 @@ func cmdTop(args []string, stderr io.Writer) error {
 		fl.close(context.Background())
 		return err
 	}
-	err = runLive(&pushAtQuit{Live: l, fl: fl}, stderr, &startSignals{early, stopEarly})
+	err = runLiveWith(&pushAtQuit{Live: l, fl: fl}, stderr, &startSignals{early, stopEarly}, tui.Options{Annotator: annotate.New(af.options())})
 	// The push goes within a deadline: a collector that is away costs
 	// the quit at most that long.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -84,12 +86,12 @@ func (p *pushAtQuit) Close(stderr io.Writer) {
 
 // runTop samples cfg's target live in the TUI until the user quits. A
 // launched target is stopped on quit; an attached one runs on.
-func runTop(cfg sampler.Config, plan *engine.Plan, stderr io.Writer, early *startSignals) error {
+func runTop(cfg sampler.Config, plan *engine.Plan, stderr io.Writer, early *startSignals, ao annotate.Options) error {
 	l, err := startLive(cfg, plan, stderr)
 	if err != nil {
 		return err
 	}
-	return runLive(l, stderr, early)
+	return runLiveWith(l, stderr, early, tui.Options{Annotator: annotate.New(ao)})
 }
 
 // startSignals are the signals a command caught while it started
@@ -124,6 +126,12 @@ const liveFPS = 20
 // runLive shows l in the TUI, running it meanwhile, until the user quits,
 // then closes it.
 func runLive(l liveProfile, stderr io.Writer, early *startSignals) error {
+	return runLiveWith(l, stderr, early, tui.Options{})
+}
+
+// runLiveWith is runLive with the TUI's options (where the annotate view
+// finds sources).
+func runLiveWith(l liveProfile, stderr io.Writer, early *startSignals, topts tui.Options) error {
 	// The signals stay caught until the events are handed over.
 	stopSignals := func() {}
 	defer func() {
@@ -134,7 +142,7 @@ func runLive(l liveProfile, stderr io.Writer, early *startSignals) error {
 	// Bubble Tea draws on a ticker, changed or not, and each frame wakes
 	// the process: with the target idle, 30 frames a second were 0.6% of
 	// a core, nearly all of cctop's cost. 20 show a key within 50 ms.
-	prog := newTUI(tui.New(l, tui.Options{}), tea.WithFPS(liveFPS))
+	prog := newTUI(tui.New(l, topts), tea.WithFPS(liveFPS))
 	stopSignals = quitOnSignals(prog)
 	if early != nil {
 		// quitOnSignals has them now: one that came before quits at once,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/cctop/cctop/annotate"
 	"github.com/cctop/cctop/engine"
 	"github.com/cctop/cctop/tui"
 )
@@ -20,6 +21,9 @@ func cmdView(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.TagFocus, "tagfocus", "", "only samples whose labels match")
 	fs.StringVar(&o.TagIgnore, "tagignore", "", "no samples whose labels match")
 	top := fs.Int("top", 0, "print the flat top N functions and exit")
+	list := fs.String("list", "", "print the annotated source of the functions matching `REGEX` and exit, as go tool pprof -list")
+	disasm := fs.String("disasm", "", "print the annotated machine code of the functions matching `REGEX` and exit, as go tool pprof -disasm")
+	af := addAnnotateFlags(fs)
 	// Go's flag package stops at the first non-flag: the sources may
 	// stand anywhere among the flags.
 	for {
@@ -39,17 +43,26 @@ func cmdView(args []string, stdout, stderr io.Writer) error {
 		return usageError("--seconds must be positive")
 	case *top < 0:
 		return usageError("--top must be positive")
+	case isFlagSet(fs, "list") && isFlagSet(fs, "disasm"), (isFlagSet(fs, "list") || isFlagSet(fs, "disasm")) && isFlagSet(fs, "top"):
+		return usageError("--top, --list and --disasm each print one report: give one")
 	}
 	o.Timeout = timeout.d
 	o.Stdin = os.Stdin
 	if isFlagSet(fs, "top") {
 		return engine.WriteTop(stdout, o, *top)
 	}
+	ao := af.options()
+	if isFlagSet(fs, "list") {
+		return engine.WriteListing(stdout, o, *list, false, annotate.New(ao), ao)
+	}
+	if isFlagSet(fs, "disasm") {
+		return engine.WriteListing(stdout, o, *disasm, true, annotate.New(ao), ao)
+	}
 	src, err := engine.OpenProfiles(o)
 	if err != nil {
 		return err
 	}
-	prog := newTUI(tui.New(src, tui.Options{}))
+	prog := newTUI(tui.New(src, tui.Options{Annotator: annotate.New(ao)}))
 	defer quitOnSignals(prog)()
 	_, err = prog.Run()
 	return tuiError(err)

@@ -53,10 +53,10 @@ func cmdView(args []string, stdout, stderr io.Writer) error {
 	}
 	ao := af.options()
 	if isFlagSet(fs, "list") {
-		return engine.WriteListing(stdout, o, *list, false, annotate.New(ao), ao)
+		return engine.WriteListing(stdout, stderr, o, *list, false, annotate.New(ao), ao)
 	}
 	if isFlagSet(fs, "disasm") {
-		return engine.WriteListing(stdout, o, *disasm, true, annotate.New(ao), ao)
+		return engine.WriteListing(stdout, stderr, o, *disasm, true, annotate.New(ao), ao)
 	}
 	src, err := engine.OpenProfiles(o)
 	if err != nil {

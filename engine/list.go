@@ -15,8 +15,10 @@ import (
 // WriteListing prints the annotated source (disasm false) or machine code
 // of the functions of what o names whose names match re, as go tool pprof
 // -list and -disasm print them: the same listing the annotate view shows,
-// built by a the same way from the profile's tree.
-func WriteListing(w io.Writer, o ViewOptions, re string, disasm bool, a *annotate.Annotator, ao annotate.Options) error {
+// built by a the same way from the profile's tree. What a listing misses
+// (its source file, its binary's lines) goes to warn, a line each, so
+// that w reads as pprof's.
+func WriteListing(w, warn io.Writer, o ViewOptions, re string, disasm bool, a *annotate.Annotator, ao annotate.Options) error {
 	rx, err := regexp.Compile(re)
 	if err != nil {
 		return fmt.Errorf("parsing regexp %s: %v", re, err)
@@ -70,6 +72,9 @@ func WriteListing(w io.Writer, o ViewOptions, re string, disasm bool, a *annotat
 			continue
 		}
 		ls = append(ls, lst)
+		if lst.Missing != "" {
+			fmt.Fprintf(warn, "cctop: %s: %s\n", lst.Func, lst.Missing)
+		}
 	}
 	format := annotate.PprofFormat(meta.Unit)
 	if disasm {

@@ -2,13 +2,13 @@ package annotate
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cctop/cctop/cct"
-	"github.com/cctop/cctop/symbol"
 )
 
 // Options say where source files are looked for, as pprof's flags do.
@@ -219,50 +219,31 @@ func (a *Annotator) insns(l *Listing, missing *[]string) {
 		*missing = append(*missing, fmt.Sprintf("no symbol of %s holds the function's addresses", filepath.Base(l.Module)))
 		return
 	}
-	var frames []symbol.Frame
 	withLines := 0
 	k := 0 // the next of l.Addrs to place
 	for _, s := range starts {
-		fc, ok := m.code.Func(s)
-		if !ok {
-			*missing = append(*missing, fmt.Sprintf("the code at %#x of %s could not be read", s, filepath.Base(l.Module)))
+		fd, err := m.function(s)
+		if err != nil {
+			*missing = append(*missing, err.Error())
+			if errors.Is(err, errNoDisasm) {
+				return
+			}
 			continue
 		}
-		if n := m.sizes[fc.Start]; n > 0 && n < uint64(len(fc.Code)) {
-			fc.Code = fc.Code[:n]
-		}
-		ds, ok := decode(m.code.Arch, fc.Code, fc.Start, m.lookup)
-		if !ok {
-			*missing = append(*missing, "no disassembler for "+m.code.Arch)
-			return
-		}
-		end := fc.Start + uint64(len(fc.Code))
-		l.Syms = append(l.Syms, Sym{Name: fc.Name, Start: fc.Start, End: end})
-		targets := map[uint64]bool{}
-		for _, d := range ds {
-			if d.target >= fc.Start && d.target < end && !d.call {
-				targets[d.target] = true
-			}
-		}
-		for _, d := range ds {
-			in := Insn{Addr: d.addr, Text: d.text, Target: d.target, IsTarget: targets[d.addr]}
-			if d.call && d.target != 0 {
-				in.Call = m.code.NameAt(d.target)
-			}
-			frames = m.frames.Frames(d.addr, frames[:0])
-			if len(frames) > 0 && frames[0].Line > 0 {
-				in.File, in.Line = frames[0].File, frames[0].Line
+		l.Syms = append(l.Syms, fd.sym)
+		for _, in := range fd.insns {
+			if in.Line > 0 {
 				withLines++
 			}
 			// Samples inside an instruction are the instruction's.
-			for k < len(l.Addrs) && l.Addrs[k].Addr < d.addr {
+			for k < len(l.Addrs) && l.Addrs[k].Addr < in.Addr {
 				k++
 			}
-			for ; k < len(l.Addrs) && l.Addrs[k].Addr < d.addr+uint64(d.size); k++ {
+			for ; k < len(l.Addrs) && l.Addrs[k].Addr < in.Addr+uint64(in.size); k++ {
 				in.Flat += l.Addrs[k].Flat
 				in.Cum += l.Addrs[k].Cum
 			}
-			l.Insns = append(l.Insns, in)
+			l.Insns = append(l.Insns, in.Insn)
 		}
 	}
 	base := filepath.Base(l.Module)

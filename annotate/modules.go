@@ -3,7 +3,10 @@ package annotate
 import (
 	"cmp"
 	"debug/elf"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/cctop/cctop/symbol"
@@ -32,6 +35,73 @@ type module struct {
 	// rebuilt between two builds is read again.
 	mtime int64
 	size  int64
+	// funcs are the functions decoded so far, by start: a live view
+	// rebuilds the same function's listing again and again, and decoding
+	// and naming its lines is most of a build.
+	funcs map[uint64]*function
+}
+
+// function is one decoded function: its instructions with their lines and
+// targets, no weights.
+type function struct {
+	sym   Sym
+	insns []insn
+}
+
+type insn struct {
+	Insn
+	size int
+}
+
+// maxFuncs bounds the functions kept decoded per module; past it the
+// cache starts over.
+const maxFuncs = 64
+
+// errNoDisasm is an architecture the package cannot decode.
+var errNoDisasm = errors.New("no disassembler")
+
+// function decodes the function starting at start, or returns it as
+// decoded before.
+func (m *module) function(start uint64) (*function, error) {
+	if f, ok := m.funcs[start]; ok {
+		return f, nil
+	}
+	fc, ok := m.code.Func(start)
+	if !ok {
+		return nil, fmt.Errorf("the code at %#x of %s could not be read", start, filepath.Base(m.path))
+	}
+	if n := m.sizes[fc.Start]; n > 0 && n < uint64(len(fc.Code)) {
+		fc.Code = fc.Code[:n]
+	}
+	ds, ok := decode(m.code.Arch, fc.Code, fc.Start, m.lookup)
+	if !ok {
+		return nil, fmt.Errorf("%w for %s", errNoDisasm, m.code.Arch)
+	}
+	end := fc.Start + uint64(len(fc.Code))
+	f := &function{sym: Sym{Name: fc.Name, Start: fc.Start, End: end}, insns: make([]insn, 0, len(ds))}
+	targets := map[uint64]bool{}
+	for _, d := range ds {
+		if d.target >= fc.Start && d.target < end && !d.call {
+			targets[d.target] = true
+		}
+	}
+	var frames []symbol.Frame
+	for _, d := range ds {
+		in := insn{Insn{Addr: d.addr, Text: d.text, Target: d.target, IsTarget: targets[d.addr]}, d.size}
+		if d.call && d.target != 0 {
+			in.Call = m.code.NameAt(d.target)
+		}
+		frames = m.frames.Frames(d.addr, frames[:0])
+		if len(frames) > 0 && frames[0].Line > 0 {
+			in.File, in.Line = frames[0].File, frames[0].Line
+		}
+		f.insns = append(f.insns, in)
+	}
+	if m.funcs == nil || len(m.funcs) >= maxFuncs {
+		m.funcs = map[uint64]*function{}
+	}
+	m.funcs[start] = f
+	return f, nil
 }
 
 type modules struct {

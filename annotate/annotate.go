@@ -41,6 +41,9 @@ const sourceMargin = 5
 // from the interpreter (engine.PythonModule): they have lines, no code.
 const pythonModule = "[python]"
 
+// jitModule is the module symbol gives JIT code's frames.
+const jitModule = "[jit]"
+
 // Build is the listing of function fn of t, over all its contexts, each
 // node weighing self[node] (the weight the view shows, per node of t).
 // Unit is left to the caller, which knows what self is of.
@@ -81,6 +84,14 @@ func (a *Annotator) BuildFuncs(t *cct.Tree, self []float64, fns []cct.FuncID) (*
 	var missing []string
 	a.sourceRows(l, t, c, &missing)
 	switch {
+	case f.Module == jitModule:
+		// JIT code lives in the process's memory, gone with it; its
+		// lines are what the jitdump's debug info gave the frames.
+		if f.File == "" {
+			missing = []string{"JIT code: no line information (no jitdump debug info) and no machine code in a file"}
+		} else {
+			missing = append(missing, "JIT code: no machine code in a file")
+		}
 	case f.Module == pythonModule || strings.HasSuffix(f.File, ".py"):
 		// Python code is its source lines: nothing to disassemble.
 	case !c.physical:

@@ -323,3 +323,38 @@ func TestScaledLabel(t *testing.T) {
 		t.Errorf("percentage %q", p)
 	}
 }
+
+// TestPythonAndJIT: Python code is its source lines, nothing missing; JIT
+// code without lines says so in one line; with lines, shows them.
+func TestPythonAndJIT(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "app.py")
+	os.WriteFile(file, []byte("def f():\n    x = 1\n    return x\n"), 0o644)
+	tr := cct.New()
+	py := tr.Intern(cct.Func{Name: "f (app.py)", Module: "[python]", File: file})
+	jit := tr.Intern(cct.Func{Name: "Lfoo;::bar", Module: "[jit]"})
+	jitLines := tr.Intern(cct.Func{Name: "baz", Module: "[jit]", File: file})
+	tr.Add([]cct.Frame{{Func: py, Line: 2}}, 1, cct.Metrics{Samples: 1, Time: 5})
+	tr.Add([]cct.Frame{{Func: jit, Addr: 0x7f0000001000}}, 1, cct.Metrics{Samples: 1, Time: 5})
+	tr.Add([]cct.Frame{{Func: jitLines, Addr: 0x7f0000002000, Line: 3}}, 1, cct.Metrics{Samples: 1, Time: 5})
+	tr.Settle()
+	self := make([]float64, tr.Len())
+	for i := range self {
+		self[i] = float64(tr.Node(cct.NodeID(i)).Self.Time)
+	}
+	a := New(Options{})
+	l, err := a.Build(tr, self, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Missing != "" || l.Insns != nil || lineOf(t, l, 2).Flat != 5 || lineOf(t, l, 2).Text != "    x = 1" {
+		t.Fatalf("python: %+v", l)
+	}
+	l, _ = a.Build(tr, self, jit)
+	if !strings.Contains(l.Missing, "no line information") || strings.Contains(l.Missing, "\n") || len(l.Lines) != 0 {
+		t.Fatalf("jit without lines: %+v", l)
+	}
+	l, _ = a.Build(tr, self, jitLines)
+	if lineOf(t, l, 3).Flat != 5 || !strings.Contains(l.Missing, "no machine code") {
+		t.Fatalf("jit with lines: %+v", l)
+	}
+}

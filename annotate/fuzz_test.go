@@ -8,9 +8,9 @@ import (
 // code: each at the address after the one before, none empty, targets of
 // direct branches computed without overflow trouble.
 func FuzzDecode(f *testing.F) {
-	f.Add(true, []byte{0x55, 0x48, 0x89, 0xe5, 0xe8, 0, 0, 0, 0, 0x74, 0xfe, 0xc3})           // push, mov, call, je, ret
+	f.Add(true, []byte{0x55, 0x48, 0x89, 0xe5, 0xe8, 0, 0, 0, 0, 0x74, 0xfe, 0xc3})              // push, mov, call, je, ret
 	f.Add(false, []byte{0xfd, 0x7b, 0xbf, 0xa9, 0x00, 0x00, 0x00, 0x94, 0xc0, 0x03, 0x5f, 0xd6}) // stp, bl, ret
-	f.Add(true, []byte{0x0f})                                                                 // a cut instruction
+	f.Add(true, []byte{0x0f})                                                                    // a cut instruction
 	f.Fuzz(func(t *testing.T, amd64 bool, code []byte) {
 		arch := "arm64"
 		if amd64 {

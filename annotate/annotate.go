@@ -55,6 +55,13 @@ func (a *Annotator) Build(t *cct.Tree, self []float64, fn cct.FuncID) (*Listing,
 // source file in several modules, as pprof lists them (the first one's
 // module is disassembled).
 func (a *Annotator) BuildFuncs(t *cct.Tree, self []float64, fns []cct.FuncID) (*Listing, error) {
+	return a.BuildFuncsFrom(t, self, fns, 0)
+}
+
+// BuildFuncsFrom is BuildFuncs with the source rows from startLine (the
+// function's first line, a pprof Function's start_line; 0 unknown: five
+// lines before the first line with weight, as pprof does then).
+func (a *Annotator) BuildFuncsFrom(t *cct.Tree, self []float64, fns []cct.FuncID, startLine int) (*Listing, error) {
 	if t == nil || len(fns) == 0 {
 		return nil, fmt.Errorf("annotate: no function to list")
 	}
@@ -82,7 +89,7 @@ func (a *Annotator) BuildFuncs(t *cct.Tree, self []float64, fns []cct.FuncID) (*
 	slices.SortFunc(l.Addrs, func(x, y Addr) int { return cmp.Compare(x.Addr, y.Addr) })
 
 	var missing []string
-	a.sourceRows(l, t, c, &missing)
+	a.sourceRows(l, t, c, startLine, &missing)
 	switch {
 	case f.Module == jitModule:
 		// JIT code lives in the process's memory, gone with it; its
@@ -110,7 +117,7 @@ func (a *Annotator) BuildFuncs(t *cct.Tree, self []float64, fns []cct.FuncID) (*
 // sourceRows fills l.Lines: the function's own lines from the first with
 // weight to the last, pprof's margin around them, with the lines of the
 // code inlined there after each.
-func (a *Annotator) sourceRows(l *Listing, t *cct.Tree, c *collected, missing *[]string) {
+func (a *Annotator) sourceRows(l *Listing, t *cct.Tree, c *collected, startLine int, missing *[]string) {
 	lo, hi, any := 0, 0, false
 	for ln, w := range c.lines {
 		if w.flat == 0 && w.cum == 0 {
@@ -144,7 +151,11 @@ func (a *Annotator) sourceRows(l *Listing, t *cct.Tree, c *collected, missing *[
 			slices.SortFunc(own, func(x, y Line) int { return cmp.Compare(x.Line, y.Line) })
 			break
 		}
-		for ln := max(lo-sourceMargin, 1); ln <= hi+sourceMargin && ln <= len(sf.lines); ln++ {
+		first := lo - sourceMargin
+		if startLine > 0 {
+			first = startLine
+		}
+		for ln := max(first, 1); ln <= hi+sourceMargin && ln <= len(sf.lines); ln++ {
 			r := Line{File: l.File, Line: ln, Text: sf.lines[ln-1]}
 			if w := c.lines[ln]; w != nil {
 				r.Flat, r.Cum = w.flat, w.cum

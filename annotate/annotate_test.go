@@ -121,6 +121,10 @@ func TestFlatCum(t *testing.T) {
 	if first, last := l.Lines[0].Line, l.Lines[len(l.Lines)-1].Line; first != 7 || last != 20 {
 		t.Fatalf("rows %d to %d; want 7 to 20", first, last)
 	}
+	// A function's start line, where the profile has one, is the first row.
+	if l2, err := New(Options{}).BuildFuncsFrom(b.t, b.self(), []cct.FuncID{b.fn("f")}, 3); err != nil || l2.Lines[0].Line != 3 {
+		t.Fatalf("from line 3: first row %+v, %v", l2.Lines[0], err)
+	}
 	if l.Lines[l.Hot].Line != 12 {
 		t.Fatalf("hot row is line %d; want 12", l.Lines[l.Hot].Line)
 	}

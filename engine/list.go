@@ -61,9 +61,21 @@ func WriteListing(w, warn io.Writer, o ViewOptions, re string, disasm bool, a *a
 		groups[k] = append(groups[k], id)
 	}
 	slices.SortFunc(keys, func(x, y key) int { return cmp.Or(cmp.Compare(x.name, y.name), cmp.Compare(x.file, y.file)) })
+	// pprof starts a listing at its function's start_line where the
+	// profile has one (Go's do); the tree keeps none.
+	starts := map[key]int{}
+	for _, f := range l.prof.Function {
+		if f.StartLine > 0 {
+			name := f.Name
+			if name == "" {
+				name = f.SystemName
+			}
+			starts[key{name, f.Filename}] = int(f.StartLine)
+		}
+	}
 	var ls []*annotate.Listing
 	for _, k := range keys {
-		lst, err := a.BuildFuncs(t, self, groups[k])
+		lst, err := a.BuildFuncsFrom(t, self, groups[k], starts[k])
 		if err != nil {
 			return err
 		}

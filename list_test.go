@@ -294,6 +294,17 @@ func TestListMissing(t *testing.T) {
 	}
 	oneLine(stderr, "truncated debug info")
 
+	// Rebuilt since: other code at the path, not shown as the profile's.
+	other := testutil.Compile(t, t.TempDir(), "gcc", src, "-O2", "-g")
+	replace(other)
+	_, stderr, code = view("disasm")
+	if code == 0 {
+		t.Errorf("disasm of a rebuilt binary succeeded")
+	}
+	if !strings.Contains(stderr, "changed since the profile") || strings.Count(stderr, "\n") > 2 {
+		t.Errorf("stderr %q; want that the binary changed, in a line", stderr)
+	}
+
 	os.WriteFile(bin, orig, 0o755)
 	all := filepath.Join(dir, "all")
 	if out, err := exec.Command("strip", "-o", all, bin).CombinedOutput(); err != nil {

@@ -2,6 +2,7 @@ package annotate
 
 import (
 	"cmp"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -28,6 +29,19 @@ type Annotator struct {
 	opts Options
 	src  *sources
 	mods modules
+	// buildIDs are the build IDs the profile recorded by module path:
+	// a binary rebuilt since would show other code.
+	buildIDs map[string]string
+}
+
+// ExpectBuildID says that the profile's module path had build ID id (hex,
+// as pprof's mappings hold it): a file there with another is not
+// disassembled, the listing saying so.
+func (a *Annotator) ExpectBuildID(path, id string) {
+	if a.buildIDs == nil {
+		a.buildIDs = map[string]string{}
+	}
+	a.buildIDs[path] = id
 }
 
 // New returns an Annotator that finds sources as o says.
@@ -215,6 +229,10 @@ func (a *Annotator) insns(l *Listing, missing *[]string) {
 	m := a.mods.get(l.Module)
 	if m.err != nil {
 		*missing = append(*missing, "module not readable: "+oneLine(m.err))
+		return
+	}
+	if want, got := a.buildIDs[l.Module], hex.EncodeToString(m.code.BuildID); want != "" && got != "" && len(want) == len(got) && !strings.EqualFold(want, got) {
+		*missing = append(*missing, fmt.Sprintf("%s changed since the profile: build ID %s, the profile's %s", l.Module, got, want))
 		return
 	}
 	l.LineSource = m.frames.Lines

@@ -61,6 +61,9 @@ func WriteListing(w, warn io.Writer, o ViewOptions, re string, disasm bool, a *a
 		groups[k] = append(groups[k], id)
 	}
 	slices.SortFunc(keys, func(x, y key) int { return cmp.Or(cmp.Compare(x.name, y.name), cmp.Compare(x.file, y.file)) })
+	for path, m := range meta.Modules {
+		a.ExpectBuildID(path, m.BuildID)
+	}
 	// pprof starts a listing at its function's start_line where the
 	// profile has one (Go's do); the tree keeps none.
 	starts := map[key]int{}

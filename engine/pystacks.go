@@ -272,7 +272,10 @@ func inlinedInto(user []symbol.Frame, i, e int) bool {
 // frame is the symbol frame of a Python frame: named as the perf
 // trampolines name theirs, "py::QUALNAME:FILE", which the tree shows as
 // "QUALNAME (file.py)" (pyframes.go), so that a function is one whichever
-// names it; its line is the frame's.
+// names it; its line is the frame's, and so is its address: Python code
+// has no machine address, and the tree counts a leaf's samples and tells
+// call sites apart by address, so the line stands for one (the annotate
+// view's rows by line, a caller's cum by the line it calls from).
 func (ps *pyStacks) frame(pf python.Frame) symbol.Frame {
 	c := pf.Code
 	n, ok := ps.names[c]
@@ -292,7 +295,7 @@ func (ps *pyStacks) frame(pf python.Frame) symbol.Frame {
 			ps.names[c] = n
 		}
 	}
-	return symbol.Frame{Func: n.name, File: n.file, Line: pf.Line, Module: PythonModule}
+	return symbol.Frame{Func: n.name, File: n.file, Line: pf.Line, Addr: uint64(max(pf.Line, 0)), Module: PythonModule}
 }
 
 // interpreterModule is the file of pid's interpreter, once found.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -102,4 +103,40 @@ func TestLinesAgainstPerf(t *testing.T) {
 			t.Errorf("line %d: cctop %.1f%%, perf %.1f%%", l, ours[l], v)
 		}
 	}
+}
+
+// TestAnnotateInTmux (issue 33): `cctop top` on hotline.c at 80x24, as a
+// user would: search for work, press a, and the hot line (13, the inner
+// loop's body) is on the screen with the largest share of the function's
+// lines; d shows its instructions, esc goes back to the tree.
+func TestAnnotateInTmux(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	dir := t.TempDir()
+	bin := testutil.Compile(t, dir, "gcc", "testdata/hotline.c", "-O1", "-g", "-fno-omit-frame-pointer")
+	s := newTmux(t, 80, 24, cctopBin+" top -- "+bin+" 60")
+	s.waitFor(`work`, 20*time.Second)
+	time.Sleep(2 * time.Second) // some seconds of samples
+	s.keys("/", "work", "Enter")
+	time.Sleep(300 * time.Millisecond)
+	s.keys("a")
+	s.waitFor(`annotate work`, 10*time.Second)
+	m := s.waitFor(`(?m)^\s*([0-9.]+)%\s+[0-9.]+%\s+13\s+c = c \* 0\.999999`, 10*time.Second)
+	hot, _ := strconv.ParseFloat(m[1], 64)
+	scr := s.screen()
+	rx := regexp.MustCompile(`(?m)^\s*([0-9.]+)%\s+(?:[0-9.]+%|\.)\s+(\d+)\s`)
+	for _, r := range rx.FindAllStringSubmatch(scr, -1) {
+		if v, _ := strconv.ParseFloat(r[1], 64); v > hot {
+			t.Errorf("line %s has %v%%, more than the hot line's %v%%:\n%s", r[2], v, hot, scr)
+		}
+	}
+	if hot < 30 {
+		t.Errorf("the hot line has %v%% of the profile, want most of it:\n%s", hot, scr)
+	}
+	s.keys("d")
+	s.waitFor(`annotate work · disassembly`, 5*time.Second)
+	s.waitFor(`hotline\.c:1[234]`, 5*time.Second)
+	s.keys("Escape")
+	s.waitFor(`total\s+self`, 5*time.Second)
+	s.keys("q")
+	s.waitFor(`CCTOP-EXITED 0`, 15*time.Second)
 }

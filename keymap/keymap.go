@@ -42,6 +42,10 @@ type KeyMap struct {
 	// by name (perf's --sort comm), or shows each with its pid.
 	Processes key.Binding
 
+	// Annotate opens the annotate view of the cursor row's function: its
+	// source lines and instructions, each with its share.
+	Annotate key.Binding
+
 	// Counters shows or hides the counters panel: call density per thread over time,
 	// the sampling latency and the parameters in force.
 	Counters key.Binding
@@ -57,6 +61,16 @@ type KeyMap struct {
 
 	// Prompt is in effect while a text prompt (search, export path) has the keys.
 	Prompt PromptKeyMap
+	// AnnotateView is in effect while the annotate view is open, with the
+	// moving keys above.
+	AnnotateView AnnotateKeyMap
+}
+
+// AnnotateKeyMap is the annotate view's own keys.
+type AnnotateKeyMap struct {
+	Back   key.Binding // back to the tree
+	Disasm key.Binding // source lines or instructions
+	Hot    key.Binding // the cursor to the hottest row
 }
 
 // PromptKeyMap is the bindings of a text prompt; every other key is text.
@@ -103,6 +117,7 @@ func DefaultKeyMap() KeyMap {
 		Processes:  b(k("M"), "M", "processes by name/pid"),
 
 		Counters: b(k("C"), "C", "counters panel"),
+		Annotate: b(k("a"), "a", "annotate: lines and instructions"),
 
 		Density:    b(k("d"), "d", "density correction"),
 		Latency:    b(k("L"), "L", "latency correction"),
@@ -127,6 +142,11 @@ func DefaultKeyMap() KeyMap {
 			Accept: b(k("enter"), "enter", "accept"),
 			Cancel: b(k("esc", "ctrl+c"), "esc", "cancel"),
 		},
+		AnnotateView: AnnotateKeyMap{
+			Back:   b(k("esc", "a", "backspace"), "esc", "back to the tree"),
+			Disasm: b(k("d", "tab"), "d/tab", "source/disassembly"),
+			Hot:    b(k("e"), "e", "hottest row"),
+		},
 	}
 }
 
@@ -140,7 +160,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 		brief(k.Toggle, "fold"), brief(k.Flat, "flat"), k.Search, brief(k.Invert, "callers"),
 		k.Help, k.Quit, brief(k.ExpandHot, "hot path"), brief(k.Chains, "chains"),
 		brief(k.Counters, "counters"), brief(k.Metric, "metric"), brief(k.Threads, "threads"),
-		brief(k.Names, "names"), brief(k.Focus, "focus"), brief(k.Inline, "inlined"),
+		brief(k.Annotate, "annotate"), brief(k.Names, "names"), brief(k.Focus, "focus"), brief(k.Inline, "inlined"),
 		k.Pause, brief(k.Comparison, "compare"), k.Export,
 	}
 }
@@ -157,12 +177,16 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit},
 		{k.Collapse, k.Expand, k.Toggle, k.ExpandHot, k.CollapseAll},
-		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus},
+		{k.Search, k.NextMatch, k.PrevMatch, k.Focus, k.Unfocus, k.Annotate},
 		{k.Invert, k.Flat, k.Split, k.Inline, k.Names, k.Chains, k.Probes, k.Threads, k.Metric, k.SampleType, k.Processes},
 		{k.Counters, k.Density, k.Latency, k.Flow, k.AlphaUp, k.AlphaDown, k.RateUp, k.RateDown},
 		{k.Trigger, k.Mode, k.Idle, k.Comparison, k.Baseline, k.Pause, k.Reset, k.Export},
 	}
 }
+
+// ShortHelp is the annotate view's footer; up, down and the pages move as
+// in the tree.
+func (k AnnotateKeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Back, k.Disasm, k.Hot} }
 
 // ShortHelp is the footer while a prompt has the keys.
 func (k PromptKeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Accept, k.Cancel} }

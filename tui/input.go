@@ -30,6 +30,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.relayout()
 		}
 		return nil
+	case m.ann.on:
+		return m.annotateKey(msg)
 	}
 	return m.treeKey(msg)
 }
@@ -173,6 +175,8 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cycleThread()
 	case key.Matches(msg, k.Counters):
 		m.togglePanel()
+	case key.Matches(msg, k.Annotate):
+		return m.openAnnotate()
 	case key.Matches(msg, k.Metric):
 		v := 0.0
 		if m.snap.Metric != "calls" {
@@ -286,6 +290,15 @@ func (m *Model) handleWheel(ms tea.Mouse) {
 	if m.showHelp {
 		return
 	}
+	if m.ann.on {
+		switch ms.Button {
+		case tea.MouseWheelUp:
+			m.annPane.scroll(-wheelStep)
+		case tea.MouseWheelDown:
+			m.annPane.scroll(wheelStep)
+		}
+		return
+	}
 	m.tree.follow = false
 	switch ms.Button {
 	case tea.MouseWheelUp:
@@ -297,7 +310,7 @@ func (m *Model) handleWheel(ms tea.Mouse) {
 
 // handleClick puts the cursor on the clicked row; a click on the cursor row toggles it.
 func (m *Model) handleClick(ms tea.Mouse) {
-	if m.showHelp || m.prompt.active() || ms.Button != tea.MouseLeft {
+	if m.showHelp || m.ann.on || m.prompt.active() || ms.Button != tea.MouseLeft {
 		return
 	}
 	m.tree.follow = false

@@ -60,6 +60,9 @@ type Model struct {
 	prompt    prompt
 	help      help.Model
 	showHelp  bool
+
+	ann     annotation   // the annotate view: what it shows and its builds
+	annPane annotatePane // and its drawing
 }
 
 // Internal messages.
@@ -106,6 +109,7 @@ func New(src Source, opts Options) *Model {
 	m.panel = countersPanel{st: &m.styles}
 	m.status = statusBar{st: &m.styles}
 	m.prompt = newPrompt(&m.styles)
+	m.annPane = annotatePane{st: &m.styles}
 	m.help = help.New()
 	m.help.Styles = m.styles.Help
 	m.resize(opts.Width, opts.Height)
@@ -144,13 +148,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 	case tickMsg:
 		m.refresh(false)
-		return m, m.tick()
+		return m, tea.Batch(m.tick(), m.annotateDue())
 	case sourceMsg:
 		m.handleSource(msg.msg)
-		return m, m.listen()
+		return m, tea.Batch(m.listen(), m.annotateDue())
+	case annotateMsg:
+		return m, m.gotAnnotation(msg)
 	case sourceEnd:
 	case StatusMsg, ErrorMsg, SnapshotReadyMsg:
 		m.handleSource(msg)
+		return m, m.annotateDue()
 	case tea.BackgroundColorMsg:
 		if !m.fixedStyles {
 			m.styles = DefaultStyles(msg.IsDark())

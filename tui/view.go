@@ -31,6 +31,7 @@ func (m *Model) relayout() {
 	default:
 		m.panel.SetSize(m.width, l.panel)
 	}
+	m.annPane.SetSize(m.width, l.tree)
 	m.status.SetSize(m.width, 1)
 	m.prompt.SetSize(m.width, 1)
 	m.help.SetWidth(m.width)
@@ -64,7 +65,7 @@ func (m *Model) layout() layout {
 	rest := h - l.footer - l.status
 	l.header = min(headerLines, max(0, (rest-4)/2))
 	l.tree = rest - l.header
-	if !m.showPanel || m.showHelp {
+	if !m.showPanel || m.showHelp || m.ann.on {
 		return l
 	}
 	if m.width >= sideMinWidth && l.tree >= panelMinLines {
@@ -137,6 +138,8 @@ func (m *Model) render() string {
 	switch {
 	case m.showHelp:
 		add(truncateLines(m.fullHelp(), m.width), l.tree)
+	case m.ann.on:
+		add(m.annPane.View(), l.tree)
 	case l.side > 0:
 		add(m.besidePanel(l), l.tree)
 	default:
@@ -202,6 +205,8 @@ func (m *Model) ShortHelp() []key.Binding {
 		return m.keys.Prompt.ShortHelp()
 	case m.showHelp:
 		return []key.Binding{m.closeHelpBinding(), m.keys.Quit}
+	case m.ann.on:
+		return m.annotateHelp()
 	}
 	return m.viewHelp(m.keys.ShortHelp())
 }
@@ -264,6 +269,8 @@ func (m *Model) FullHelp() [][]key.Binding {
 		return m.keys.Prompt.FullHelp()
 	case m.showHelp:
 		return [][]key.Binding{m.ShortHelp()}
+	case m.ann.on:
+		return [][]key.Binding{m.annotateHelp()}
 	}
 	return m.keys.FullHelp()
 }
@@ -272,6 +279,9 @@ func (m *Model) FullHelp() [][]key.Binding {
 // into as many bands as the width needs, so that no group is cut off on 80 columns.
 func (m *Model) fullHelp() string {
 	groups := m.keys.FullHelp()
+	if m.ann.on {
+		groups = [][]key.Binding{m.annotateHelp()}
+	}
 	sepW := lipgloss.Width(m.help.FullSeparator)
 	var bands []string
 	var band [][]key.Binding

@@ -1,0 +1,360 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/cctop/cctop/annotate"
+)
+
+// annotatePane is the annotate view: one function's source lines, or its
+// instructions, each with its flat and cum share of the profile. It draws
+// only the rows on screen: a listing of 10,000 instructions costs the
+// same to draw as one of ten.
+type annotatePane struct {
+	st            *Styles
+	width, height int
+
+	name     string // the function, as the tree named it
+	listing  *annotate.Listing
+	err      error
+	building bool
+	disasm   bool
+	// cursor and offset index the rows of the view shown (Lines or Insns).
+	cursor, offset int
+	placed         bool // the cursor was put on the hottest row once
+}
+
+func (p *annotatePane) SetSize(w, h int) {
+	p.width, p.height = max(w, 0), max(h, 0)
+	p.scrollToCursor()
+}
+
+// headLines is what the view shows above its rows: the title, what is
+// missing when something is, the column titles.
+func (p *annotatePane) headLines() int {
+	n := 2
+	if p.listing != nil && p.listing.Missing != "" {
+		n++
+	}
+	return n
+}
+
+func (p *annotatePane) bodyHeight() int { return max(0, p.height-p.headLines()) }
+
+func (p *annotatePane) rows() int {
+	switch {
+	case p.listing == nil:
+		return 0
+	case p.disasm:
+		return len(p.listing.Insns)
+	}
+	return len(p.listing.Lines)
+}
+
+// open starts the view on a function whose listing is being built.
+func (p *annotatePane) open(name string, disasm bool) {
+	*p = annotatePane{st: p.st, width: p.width, height: p.height, name: name, building: true, disasm: disasm}
+}
+
+// set takes a listing built for the view. A rebuild (the live view's)
+// keeps the cursor on the same line or address and the row on the same
+// screen line.
+func (p *annotatePane) set(l *annotate.Listing, err error) {
+	p.building = false
+	if err != nil {
+		p.err = err
+		return
+	}
+	line, addr := p.cursorKey()
+	screen := p.cursor - p.offset
+	had := p.listing != nil
+	p.listing, p.err = l, nil
+	if had {
+		p.cursor = p.find(line, addr)
+		p.offset = p.cursor - screen
+		p.clamp()
+		return
+	}
+	p.toHot()
+}
+
+// cursorKey is the cursor row's line (source) or address (disassembly).
+func (p *annotatePane) cursorKey() (line int, addr uint64) {
+	if p.listing == nil || p.cursor >= p.rows() {
+		return 0, 0
+	}
+	if p.disasm {
+		return 0, p.listing.Insns[p.cursor].Addr
+	}
+	l := p.listing.Lines[p.cursor]
+	if l.Func != "" {
+		return -l.Line, 0 // an inlined line: the same number of another file
+	}
+	return l.Line, 0
+}
+
+func (p *annotatePane) find(line int, addr uint64) int {
+	l := p.listing
+	if p.disasm {
+		for i, in := range l.Insns {
+			if in.Addr >= addr {
+				return i
+			}
+		}
+		return max(0, len(l.Insns)-1)
+	}
+	for i, r := range l.Lines {
+		if (r.Func == "" && r.Line == line) || (r.Func != "" && -r.Line == line) {
+			return i
+		}
+	}
+	return min(p.cursor, max(0, len(l.Lines)-1))
+}
+
+// toHot puts the cursor on the hottest row, by flat then cum, in the
+// middle of the screen where it can.
+func (p *annotatePane) toHot() {
+	l := p.listing
+	if l == nil {
+		return
+	}
+	best := -1
+	if p.disasm {
+		for i, in := range l.Insns {
+			if best < 0 || hotter(in.Flat, in.Cum, l.Insns[best].Flat, l.Insns[best].Cum) {
+				best = i
+			}
+		}
+	} else {
+		best = l.Hot
+		if best < 0 {
+			for i, r := range l.Lines {
+				if best < 0 || hotter(r.Flat, r.Cum, l.Lines[best].Flat, l.Lines[best].Cum) {
+					best = i
+				}
+			}
+		}
+	}
+	p.cursor = max(best, 0)
+	p.offset = p.cursor - p.bodyHeight()/3
+	p.clamp()
+	p.placed = true
+}
+
+func hotter(flat, cum, bflat, bcum float64) bool {
+	return flat > bflat || (flat == bflat && cum > bcum)
+}
+
+// toggle flips between source lines and instructions, keeping the
+// cursor where it was: an instruction of the line, the line of the
+// instruction.
+func (p *annotatePane) toggle() {
+	l := p.listing
+	if l == nil {
+		p.disasm = !p.disasm
+		return
+	}
+	line, addr := p.cursorKey()
+	p.disasm = !p.disasm
+	if len(l.Insns) == 0 && len(l.Lines) == 0 {
+		return
+	}
+	screen := p.cursor - p.offset
+	switch {
+	case p.disasm && line > 0:
+		// The line's hottest instruction, else its first.
+		best := -1
+		for i, in := range l.Insns {
+			if in.Line == line && in.File == l.File && (best < 0 || hotter(in.Flat, in.Cum, l.Insns[best].Flat, l.Insns[best].Cum)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			p.toHot()
+			return
+		}
+		p.cursor = best
+	case !p.disasm && addr != 0:
+		for _, in := range l.Insns {
+			if in.Addr == addr {
+				p.cursor = p.find(in.Line, 0)
+				break
+			}
+		}
+	default:
+		p.toHot()
+		return
+	}
+	p.offset = p.cursor - screen
+	p.clamp()
+}
+
+func (p *annotatePane) moveTo(i int) {
+	p.cursor = min(max(i, 0), max(0, p.rows()-1))
+	p.scrollToCursor()
+}
+
+func (p *annotatePane) scroll(d int) {
+	p.offset += d
+	p.clamp()
+	p.cursor = min(max(p.cursor, p.offset), p.offset+max(0, p.bodyHeight()-1))
+	p.cursor = min(max(p.cursor, 0), max(0, p.rows()-1))
+}
+
+func (p *annotatePane) scrollToCursor() {
+	h := p.bodyHeight()
+	if p.cursor < p.offset {
+		p.offset = p.cursor
+	}
+	if h > 0 && p.cursor >= p.offset+h {
+		p.offset = p.cursor - h + 1
+	}
+	p.clamp()
+}
+
+func (p *annotatePane) clamp() {
+	p.offset = min(p.offset, max(0, p.rows()-p.bodyHeight()))
+	p.offset = max(p.offset, 0)
+}
+
+// View draws the title, what is missing, the column titles and the rows
+// on screen.
+func (p *annotatePane) View() string {
+	if p.height <= 0 || p.width <= 0 {
+		return ""
+	}
+	var lines []string
+	what := "source"
+	if p.disasm {
+		what = "disassembly"
+	}
+	title := "annotate " + printable(p.name) + " · " + what
+	l := p.listing
+	if l != nil {
+		title += fmt.Sprintf(" · flat %s cum %s", pctOf(l.Flat, l.Total), pctOf(l.Cum, l.Total))
+		if l.File != "" && !p.disasm {
+			title += " · " + printable(l.File)
+		} else if l.Module != "" && p.disasm {
+			title += " · " + printable(l.Module)
+		}
+	}
+	lines = append(lines, p.st.Title.Render(ansi.Truncate(title, p.width, "…")))
+	switch {
+	case p.err != nil:
+		lines = append(lines, p.st.Error.Render(ansi.Truncate("cannot annotate: "+oneLine(p.err.Error()), p.width, "…")))
+		return strings.Join(lines, "\n")
+	case l == nil:
+		lines = append(lines, p.st.Empty.Render("building…"))
+		return strings.Join(lines, "\n")
+	}
+	if l.Missing != "" {
+		lines = append(lines, p.st.Warn.Render(ansi.Truncate(oneLine(l.Missing), p.width, "…")))
+	}
+	if p.disasm {
+		lines = append(lines, p.st.ColumnTitle.Render(ansi.Truncate("  flat    cum  address   instruction", p.width, "…")))
+	} else {
+		lines = append(lines, p.st.ColumnTitle.Render(ansi.Truncate("  flat    cum   line  source", p.width, "…")))
+	}
+	if p.rows() == 0 {
+		msg := "no source lines to show"
+		if p.disasm {
+			msg = "no instructions to show"
+		}
+		lines = append(lines, p.st.Empty.Render(msg))
+		return strings.Join(lines, "\n")
+	}
+	end := min(p.rows(), p.offset+p.bodyHeight())
+	for i := p.offset; i < end; i++ {
+		var s string
+		if p.disasm {
+			s = p.insnRow(i)
+		} else {
+			s = p.lineRow(i)
+		}
+		s = ansi.Truncate(s, p.width, "…")
+		if i == p.cursor {
+			s = p.st.Cursor.Render(ansi.Strip(s) + strings.Repeat(" ", max(0, p.width-ansi.StringWidth(s))))
+		}
+		lines = append(lines, s)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shares is the flat and cum columns of a row.
+func (p *annotatePane) shares(flat, cum float64) string {
+	f, c := pctOf(flat, p.listing.Total), pctOf(cum, p.listing.Total)
+	if flat == 0 {
+		f = "."
+	}
+	if cum == 0 {
+		c = "."
+	}
+	return p.pctStyle(cum).Render(fmt.Sprintf("%6s %6s", f, c))
+}
+
+func (p *annotatePane) pctStyle(cum float64) interface{ Render(...string) string } {
+	switch pc := 100 * cum / max(p.listing.Total, 1e-300); {
+	case pc >= 50:
+		return p.st.Hot
+	case pc >= 10:
+		return p.st.Warm
+	}
+	return p.st.Percent
+}
+
+func (p *annotatePane) lineRow(i int) string {
+	r := p.listing.Lines[i]
+	text := printable(strings.ReplaceAll(r.Text, "\t", "    "))
+	num := strconv.Itoa(r.Line)
+	if r.Func != "" {
+		// An inlined function's line, under the line that inlined it.
+		chain := strings.Join(r.Inline, " › ")
+		if chain != "" {
+			chain = " · inlined from " + chain
+		}
+		return fmt.Sprintf("%s %6s  %s %s", p.shares(r.Flat, r.Cum), num,
+			p.st.Inlined.Render("↳ "+printable(shortFunc(r.Func))+":"), text) + p.st.CallSite.Render(printable(chain))
+	}
+	return fmt.Sprintf("%s %6s  %s", p.shares(r.Flat, r.Cum), num, text)
+}
+
+func (p *annotatePane) insnRow(i int) string {
+	in := p.listing.Insns[i]
+	mark := "  "
+	if in.IsTarget {
+		mark = p.st.Glyph.Render("→ ")
+	}
+	text := printable(in.Text)
+	switch {
+	case in.Call != "":
+		text += p.st.CallSite.Render("  ; call " + printable(shortFunc(in.Call)))
+	case in.Target != 0:
+		text += p.st.CallSite.Render(fmt.Sprintf("  ; → %x", in.Target))
+	}
+	where := ""
+	if in.Line > 0 {
+		where = p.st.Label.Render(fmt.Sprintf("  %s:%d", printable(baseName(in.File)), in.Line))
+	}
+	return fmt.Sprintf("%s %8x %s%s%s", p.shares(in.Flat, in.Cum), in.Addr, mark, text, where)
+}
+
+// pctOf is x in percent of total, as the tree's columns show it.
+func pctOf(x, total float64) string { return formatPct(share(x, total)) }
+
+func shortFunc(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 && !strings.Contains(name[i:], " ") {
+		return name[i+1:]
+	}
+	return name
+}
+
+func baseName(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"debug/elf"
-	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/cctop/cctop/annotate"
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/internal/elftest"
 	"github.com/cctop/cctop/internal/testutil"
 )
 
@@ -286,7 +285,7 @@ func TestListMissing(t *testing.T) {
 
 	os.WriteFile(bin, orig, 0o755)
 	cut := filepath.Join(dir, "cut")
-	patchSectionSize(t, bin, cut, ".debug_line", 16)
+	elftest.PatchSectionSize(t, bin, cut, ".debug_line", 16)
 	replace(cut)
 	out, stderr, code = view("disasm")
 	if code != 0 || !strings.Contains(out, "ROUTINE ======================== work") {
@@ -317,30 +316,5 @@ func TestListMissing(t *testing.T) {
 	}
 	if n := strings.Count(stderr, "\n"); n > 2 || !strings.Contains(stderr, "no symbol of "+filepath.Base(bin)) {
 		t.Errorf("stderr %q; want why, in a line", stderr)
-	}
-}
-
-// patchSectionSize copies the ELF64 file src to dst with section name's
-// sh_size set to size: debug info cut short.
-func patchSectionSize(t *testing.T, src, dst, name string, size uint64) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	shoff := binary.LittleEndian.Uint64(b[0x28:])
-	shentsize := uint64(binary.LittleEndian.Uint16(b[0x3a:]))
-	i := slices.IndexFunc(f.Sections, func(s *elf.Section) bool { return s.Name == name })
-	if i < 0 {
-		t.Fatalf("%s has no %s", src, name)
-	}
-	binary.LittleEndian.PutUint64(b[shoff+uint64(i)*shentsize+32:], size)
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
 	}
 }

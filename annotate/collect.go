@@ -280,31 +280,18 @@ func (c *collector) selfOf(id cct.NodeID) float64 {
 	return 0
 }
 
-func (c *collector) line(l int) *weight {
-	w := c.out.lines[l]
-	if w == nil {
-		w = &weight{}
-		c.out.lines[l] = w
-	}
-	return w
-}
+func (c *collector) line(l int) *weight        { return entry(c.out.lines, l) }
+func (c *collector) addr(a uint64) *addrWeight { return entry(c.out.addrs, a) }
+func (c *collector) inl(k inlKey) *weight      { return entry(c.out.inl, k) }
 
-func (c *collector) addr(a uint64) *addrWeight {
-	w := c.out.addrs[a]
-	if w == nil {
-		w = &addrWeight{}
-		c.out.addrs[a] = w
+// entry is m's value for k, made on first use.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
 	}
-	return w
-}
-
-func (c *collector) inl(k inlKey) *weight {
-	w := c.out.inl[k]
-	if w == nil {
-		w = &weight{}
-		c.out.inl[k] = w
-	}
-	return w
+	return v
 }
 
 // chainSep joins the entries of an inline chain in an inlKey.

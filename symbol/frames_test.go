@@ -1,11 +1,10 @@
 package symbol
 
 import (
-	"debug/elf"
-	"encoding/binary"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cctop/cctop/internal/elftest"
 )
 
 // buildInlined compiles ../testdata/inlined.c (mix inlined into left and
@@ -72,7 +71,7 @@ func TestOpenFramesMissing(t *testing.T) {
 		t.Fatalf("stripped: %+v, %v; want no lines, not broken", ff, err)
 	}
 	broken := filepath.Join(dir, "broken")
-	patchSectionSize(t, bin, broken, ".debug_info", 1<<40)
+	elftest.PatchSectionSize(t, bin, broken, ".debug_info", 1<<40)
 	if ff, err := OpenFrames(broken); err != nil || ff.Lines != "" || !ff.Broken {
 		t.Fatalf("broken: %+v, %v; want no lines, broken", ff, err)
 	}
@@ -81,36 +80,5 @@ func TestOpenFramesMissing(t *testing.T) {
 	}
 	if _, err := OpenFrames(dir); err == nil {
 		t.Fatal("a directory opened")
-	}
-}
-
-// patchSectionSize copies the ELF64 file src to dst with section name's
-// sh_size set to size: debug info cut short, as a truncated download or
-// a broken build leaves it.
-func patchSectionSize(t *testing.T, src, dst, name string, size uint64) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	shoff := binary.LittleEndian.Uint64(b[0x28:])
-	shentsize := uint64(binary.LittleEndian.Uint16(b[0x3a:]))
-	found := false
-	for i, s := range f.Sections {
-		if s.Name == name {
-			binary.LittleEndian.PutUint64(b[shoff+uint64(i)*shentsize+32:], size)
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("%s has no %s", src, name)
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
 	}
 }

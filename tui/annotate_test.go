@@ -142,7 +142,9 @@ func TestAnnotateKeys(t *testing.T) {
 	}
 }
 
-// TestAnnotateMissing: what a listing misses is one line above its rows.
+// TestAnnotateMissing: what a listing misses is one line above its rows;
+// with no source text the view opens on the instructions, and d still
+// shows the lines' shares by number.
 func TestAnnotateMissing(t *testing.T) {
 	l := annotateListing()
 	l.Missing = "no source file: /src/hotline.c: no such file or directory"
@@ -154,7 +156,11 @@ func TestAnnotateMissing(t *testing.T) {
 	if !strings.Contains(s, "no source file: /src/hotline.c") {
 		t.Errorf("the missing source is not said:\n%s", s)
 	}
-	if !strings.Contains(s, "60.0%") {
+	if !m.annPane.disasm || !strings.Contains(s, "IMULQ CX, AX") {
+		t.Errorf("no source text, and the view did not open on the instructions:\n%s", s)
+	}
+	send(m, keys("d")...)
+	if s := screen(m); !strings.Contains(s, "60.0%") || !strings.Contains(s, " 13 ") {
 		t.Errorf("the lines' shares are not shown without their text:\n%s", s)
 	}
 }

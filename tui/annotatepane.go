@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,6 +79,10 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 		p.offset = p.cursor - screen
 		p.clamp()
 		return
+	}
+	if len(l.Insns) > 0 && !slices.ContainsFunc(l.Lines, func(r annotate.Line) bool { return r.Text != "" }) {
+		// No source text to show: the instructions, with their lines.
+		p.disasm = true
 	}
 	p.toHot()
 }

@@ -140,3 +140,32 @@ func TestAnnotateInTmux(t *testing.T) {
 	s.keys("q")
 	s.waitFor(`CCTOP-EXITED 0`, 15*time.Second)
 }
+
+// TestAnnotateJITInTmux (issue 33): in `cctop top` of node, `a` on the hot
+// JavaScript function shows its machine code, read from the running
+// process (JIT code has no file), with the samples' shares.
+func TestAnnotateJITInTmux(t *testing.T) {
+	testutil.SkipIfNoPerf(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	script := filepath.Join(t.TempDir(), "hot.js")
+	if err := os.WriteFile(script, []byte(strings.Replace(hotJS, "4000", "60000", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newTmux(t, 120, 40, cctopBin+" top -- "+node+" --perf-basic-prof "+script)
+	s.waitFor(`hotLoopFib`, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	s.keys("/", "hotLoopFib", "Enter")
+	time.Sleep(300 * time.Millisecond)
+	s.keys("a")
+	s.waitFor(`annotate .*hotLoopFib.* · disassembly`, 10*time.Second)
+	s.waitFor(`read from the running process`, 10*time.Second)
+	m := s.waitFor(`(?m)^\s*([0-9.]+)%\s+[0-9.]+%\s+[0-9a-f]{8,}\s`, 10*time.Second)
+	if v, _ := strconv.ParseFloat(m[1], 64); v <= 0 {
+		t.Errorf("an instruction row with no share:\n%s", s.screen())
+	}
+	s.keys("q")
+	s.waitFor(`CCTOP-EXITED 0`, 15*time.Second)
+}

@@ -32,6 +32,7 @@ type Annotator struct {
 	// buildIDs are the build IDs the profile recorded by module path:
 	// a binary rebuilt since would show other code.
 	buildIDs map[string]string
+	jit      CodeReader // a live target's memory, for its JIT code
 }
 
 // ExpectBuildID says that the profile's module path had build ID id (hex,
@@ -108,7 +109,9 @@ func (a *Annotator) BuildFuncsFrom(t *cct.Tree, self []float64, fns []cct.FuncID
 	case f.Module == jitModule:
 		// JIT code lives in the process's memory, gone with it; its
 		// lines are what the jitdump's debug info gave the frames.
-		if f.File == "" {
+		if ok, note := a.jitInsns(l); ok {
+			missing = append([]string{note}, missing...) // what it shows first
+		} else if f.File == "" {
 			missing = []string{"JIT code: no line information (no jitdump debug info) and no machine code in a file"}
 		} else {
 			missing = append(missing, "JIT code: no machine code in a file")

@@ -15,6 +15,7 @@ import (
 	"github.com/cctop/cctop/cct"
 	"github.com/cctop/cctop/correct"
 	"github.com/cctop/cctop/sampler"
+	"github.com/cctop/cctop/symbol"
 	"github.com/cctop/cctop/tui"
 )
 
@@ -519,6 +520,7 @@ func (l *Live) publish() {
 	}
 	l.viewState.show(&snap, l)
 	l.b.showJIT(&snap)
+	snap.ReadCode = codeReader(l.sess.PID(), l.sess.Config().AllProcesses)
 	if h := &snap.Header; h.DensityWhy != "" && l.arm.armed == nil && l.plan.auto && !l.arm.giveUp {
 		// The automatic counters arm after a warm-up: no count yet is
 		// no failure.
@@ -573,6 +575,22 @@ func (l *Live) tellEvents(st sampler.Stats) {
 
 // targetNow is the header's target: over the host, with the processes
 // sampled so far.
+// codeReader reads process pid's memory (0: the target's), for the JIT
+// code the annotate view shows, from the TUI's goroutine: it holds what
+// it needs of the session. Over the host, pid 0 is no process.
+func codeReader(target int, host bool) func(pid uint32, addr uint64, buf []byte) bool {
+	return func(pid uint32, addr uint64, buf []byte) bool {
+		p := int(pid)
+		if p == 0 {
+			if host {
+				return false
+			}
+			p = target
+		}
+		return symbol.ReadProcessMemory(p, addr, buf)
+	}
+}
+
 func (l *Live) targetNow() string {
 	if !l.sess.Config().AllProcesses {
 		return l.target

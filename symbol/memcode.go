@@ -146,3 +146,10 @@ func (r *Resolver) JITSource(pid int) string {
 	}
 	return ""
 }
+
+// ReadProcessMemory fills buf with process pid's memory at addr, all of
+// it or nothing (false): the annotate view reads a live target's JIT code
+// this way.
+func ReadProcessMemory(pid int, addr uint64, buf []byte) bool {
+	return readProcessMemory(pid, addr, buf)
+}

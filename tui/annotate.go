@@ -113,6 +113,11 @@ func (m *Model) buildAnnotation() tea.Cmd {
 	if s.Metric == "calls" {
 		unit = "calls"
 	}
+	a.annotator.SetCodeReader(nil)
+	if s.ReadCode != nil {
+		pid := processOf(s.Tree, fn)
+		a.annotator.SetCodeReader(func(addr uint64, buf []byte) bool { return s.ReadCode(pid, addr, buf) })
+	}
 	a.busy, a.built = true, time.Now()
 	gen, an, tree := a.gen, a.annotator, s.Tree
 	return func() tea.Msg {
@@ -122,6 +127,23 @@ func (m *Model) buildAnnotation() tea.Cmd {
 		}
 		return annotateMsg{gen: gen, seq: s.Seq, listing: l, err: err}
 	}
+}
+
+// processOf is the process fn's first context runs in, where the tree has
+// a level of processes; 0 (the target) where it has none.
+func processOf(t *cct.Tree, fn cct.FuncID) uint32 {
+	for id := range t.Len() {
+		if t.Node(cct.NodeID(id)).Func != fn {
+			continue
+		}
+		for p := cct.NodeID(id); p != 0; p = t.Node(p).Parent {
+			if f := t.Func(t.Node(p).Func); f.IsProcess() {
+				return f.ProcessPID()
+			}
+		}
+		return 0
+	}
+	return 0
 }
 
 // gotAnnotation takes a built listing.

@@ -27,6 +27,10 @@ type Snapshot struct {
 	Seq        uint64 // changes whenever anything changed
 	// Counters is what the counters panel shows (nil: the source has none, e.g. a file).
 	Counters *Counters
+	// ReadCode reads a live target's memory, all of buf or nothing, for
+	// the annotate view's JIT code: of process pid, or of the target with
+	// pid 0 (nil: a saved profile, nothing to read).
+	ReadCode func(pid uint32, addr uint64, buf []byte) bool
 }
 
 // Counters is the counters panel: where call counts come from and what they cost,

@@ -150,11 +150,13 @@ func TestAnnotateJITInTmux(t *testing.T) {
 	if err != nil {
 		t.Skip("node not installed")
 	}
-	script := filepath.Join(t.TempDir(), "hot.js")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hot.js")
 	if err := os.WriteFile(script, []byte(strings.Replace(hotJS, "4000", "60000", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := newTmux(t, 120, 40, cctopBin+" top -- "+node+" --perf-basic-prof "+script)
+	// In dir: node leaves its logs where it runs.
+	s := newTmux(t, 120, 40, "cd "+dir+" && "+cctopBin+" top -- "+node+" --perf-basic-prof "+script)
 	s.waitFor(`hotLoopFib`, 30*time.Second)
 	time.Sleep(2 * time.Second)
 	s.keys("/", "hotLoopFib", "Enter")

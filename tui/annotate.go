@@ -55,6 +55,10 @@ func (m *Model) openAnnotate() tea.Cmd {
 		return nil
 	}
 	f := st.tree.Func(g.fn)
+	if f.IsProcess() {
+		m.status.setText("a process has no code of its own: annotate one of its functions")
+		return nil
+	}
 	if _, ok := m.annotatedFunc(f.Name, f.Module, f.File); !ok {
 		m.status.setText("no function to annotate")
 		return nil
@@ -150,8 +154,10 @@ func processOf(t *cct.Tree, fn cct.FuncID) uint32 {
 func (m *Model) gotAnnotation(msg annotateMsg) tea.Cmd {
 	a := &m.ann
 	a.busy = false
-	if !a.on || msg.gen != a.gen {
-		return m.annotateDue() // one opened since wants its own
+	if msg.gen != a.gen {
+		// A view opened since this build started has had none of its
+		// own (the Annotator was busy): it is due now.
+		return m.buildAnnotation()
 	}
 	a.seq = msg.seq
 	m.annPane.set(msg.listing, msg.err)

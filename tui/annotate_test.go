@@ -3,8 +3,11 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cctop/cctop/annotate"
 )
@@ -162,5 +165,224 @@ func TestAnnotateMissing(t *testing.T) {
 	send(m, keys("d")...)
 	if s := screen(m); !strings.Contains(s, "60.0%") || !strings.Contains(s, " 13 ") {
 		t.Errorf("the lines' shares are not shown without their text:\n%s", s)
+	}
+}
+
+// TestAnnotateRowFunction: a annotates the function the cursor row names:
+// a chain row's last frame (the one it leads to), a flat view's row; a
+// process row has no code and is refused; esc leaves the tree's folds and
+// cursor as they were.
+func TestAnnotateRowFunction(t *testing.T) {
+	m := New(newFake(demoSnapshot(660, 330)), Options{Width: 80, Height: 24})
+	send(m, keys("home")...)
+	if m.tree.rows[0].links == nil {
+		t.Fatal("the first row is not a chain")
+	}
+	rows, cursor := visible(m), m.tree.cursor
+	send(m, keys("a")...)
+	if want := "github.com/cctop/cctop/workload.densityRounds"; !m.ann.on || m.ann.name != want {
+		t.Errorf("a on the chain row annotates %q (on %v), want its last frame %q", m.ann.name, m.ann.on, want)
+	}
+	if s := screen(m); !strings.Contains(s, "annotate workload.densityRounds") || !strings.Contains(s, "building…") {
+		t.Errorf("the view does not name the function or say it is building:\n%s", s)
+	}
+	send(m, keys("esc")...)
+	if got := visible(m); m.ann.on || m.tree.cursor != cursor || !slices.Equal(got, rows) {
+		t.Errorf("esc: cursor %d rows %q, want %d %q", m.tree.cursor, got, cursor, rows)
+	}
+
+	send(m, keys("t", "home")...)
+	send(m, keys("a")...)
+	if want := "github.com/cctop/cctop/workload.densityLeaf"; !m.ann.on || m.ann.name != want {
+		t.Errorf("a in the flat view annotates %q, want %q", m.ann.name, want)
+	}
+	send(m, keys("esc")...)
+
+	samples := []sample{{[]string{"exec", "pg1"}, 101, 40, 40, 0}, {[]string{"main", "bench"}, 200, 25, 25, 0}}
+	m = New(newFake(buildTreeOf(pgFuncs, samples, inOrder(len(samples)))), Options{Width: 100, Height: 24})
+	send(m, keys("home", "a")...)
+	if s := screen(m); m.ann.on || !strings.Contains(s, "a process has no code") {
+		t.Errorf("a on a process row opened %v:\n%s", m.ann.on, s)
+	}
+}
+
+// bigListing is a function of 2,000 source lines and 10,000
+// instructions, hottest at line 1500 and its instruction 7,500.
+func bigListing() *annotate.Listing {
+	l := &annotate.Listing{Func: "big", Module: "/bin/big", File: "big.c", Flat: 100, Cum: 100, Total: 100, Hot: -1}
+	for i := range 2000 {
+		r := annotate.Line{File: l.File, Line: i + 1, Text: fmt.Sprintf("row_%d();", i+1), Cum: 0.01}
+		if i == 1499 {
+			r.Flat, r.Cum = 40, 40
+		}
+		l.Lines = append(l.Lines, r)
+	}
+	for i := range 10000 {
+		in := annotate.Insn{Addr: 0x400000 + 4*uint64(i), Text: fmt.Sprintf("NOP // %d", i), File: l.File, Line: i/5 + 1}
+		if i == 7500 {
+			in.Flat, in.Cum = 40, 40
+		}
+		l.Insns = append(l.Insns, in)
+	}
+	return l
+}
+
+// TestAnnotateScroll: the keys move the cursor through a listing of
+// 10,000 instructions and the cursor row stays on the screen, which
+// holds only the rows that fit; taking and drawing it stays within
+// issue 33's 50 ms.
+func TestAnnotateScroll(t *testing.T) {
+	m := openedAnnotate(t, 80, 24, bigListing(), nil)
+	p := &m.annPane
+	onScreen := func(step string) {
+		t.Helper()
+		s, want := screen(m), ""
+		if p.disasm {
+			want = p.listing.Insns[p.cursor].Text
+		} else {
+			want = p.listing.Lines[p.cursor].Text
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta(want) + `(\s|$)`).MatchString(s) {
+			t.Errorf("%s: the cursor row %q is not on the screen:\n%s", step, want, s)
+		}
+		if n := strings.Count(p.View(), "\n") + 1; n != p.height {
+			t.Errorf("%s: the pane drew %d lines in %d", step, n, p.height)
+		}
+	}
+	if p.listing.Lines[p.cursor].Line != 1500 {
+		t.Errorf("opened on line %d, want the hottest, 1500", p.listing.Lines[p.cursor].Line)
+	}
+	onScreen("open")
+	page := p.bodyHeight() - 1
+	for _, c := range []struct {
+		key  string
+		want int
+	}{{"home", 0}, {"down", 1}, {"pgdown", 1 + page}, {"pgdown", 1 + 2*page}, {"up", 2 * page},
+		{"pgup", page}, {"end", 1999}, {"up", 1998}, {"down", 1999}, {"down", 1999}, {"pgdown", 1999}, {"home", 0}, {"up", 0}} {
+		send(m, press(c.key))
+		if p.cursor != c.want {
+			t.Errorf("%s: cursor %d, want %d", c.key, p.cursor, c.want)
+		}
+		onScreen(c.key)
+	}
+	send(m, keys("d", "e")...)
+	if in := p.listing.Insns[p.cursor]; !p.disasm || in.Flat != 40 {
+		t.Errorf("d, e: on %+v, want the hottest instruction", in)
+	}
+	onScreen("d e")
+	send(m, keys("end")...)
+	if p.cursor != 9999 {
+		t.Errorf("end: cursor %d, want 9999", p.cursor)
+	}
+	onScreen("end")
+
+	best := time.Hour
+	for range 3 {
+		l := bigListing()
+		start := time.Now()
+		p.open("big", true)
+		p.set(l, nil)
+		_ = m.View()
+		best = min(best, time.Since(start))
+	}
+	if best > 50*time.Millisecond {
+		t.Errorf("taking and drawing 10,000 instructions took %v, over 50 ms", best)
+	}
+}
+
+// TestAnnotateLive: in the live view a newer snapshot is annotated again
+// once the last build is a second old, not sooner; the rebuilt listing
+// keeps the cursor on its line at its place on the screen; a rebuild's
+// error is shown and the next listing replaces it.
+func TestAnnotateLive(t *testing.T) {
+	src := newFake(testSnapshot())
+	m := New(src, Options{Width: 100, Height: 30})
+	m.openAnnotate()
+	send(m, annotateMsg{gen: m.ann.gen, seq: m.snap.Seq, listing: bigListing()})
+	p := &m.annPane
+	send(m, keys("down")...) // line 1501
+	line, row := p.listing.Lines[p.cursor].Line, p.cursor-p.offset
+	if cmd := m.annotateDue(); cmd != nil {
+		t.Error("a rebuild of the same snapshot")
+	}
+	s := src.Snapshot()
+	s.Seq++
+	src.set(s)
+	send(m, tickMsg{})
+	if m.snap.Seq != s.Seq {
+		t.Fatal("the tick did not take the new snapshot")
+	}
+	if cmd := m.annotateDue(); cmd != nil {
+		t.Error("a rebuild within a second of the last")
+	}
+	m.ann.built = time.Now().Add(-annotateRebuild)
+	if cmd := m.annotateDue(); cmd == nil || !m.ann.busy {
+		t.Fatal("no rebuild of a newer snapshot a second on")
+	}
+	if cmd := m.annotateDue(); cmd != nil {
+		t.Error("a second build while one runs")
+	}
+	l := bigListing()
+	l.Lines = append([]annotate.Line{{File: l.File, Line: 0, Text: "#include <x.h>"}}, l.Lines...)
+	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq, listing: l})
+	if got := p.listing.Lines[p.cursor].Line; got != line || p.cursor-p.offset != row || m.ann.seq != s.Seq {
+		t.Errorf("after the rebuild on line %d at row %d (seq %d), want line %d at row %d (seq %d)",
+			got, p.cursor-p.offset, m.ann.seq, line, row, s.Seq)
+	}
+	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq, err: errors.New("module gone")})
+	if sc := screen(m); !strings.Contains(sc, "cannot annotate: module gone") {
+		t.Errorf("a rebuild's error is not shown:\n%s", sc)
+	}
+	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq, listing: annotateListing()})
+	if sc := screen(m); strings.Contains(sc, "cannot annotate") || !strings.Contains(sc, "s += i * i % 7") {
+		t.Errorf("the next listing did not replace the error:\n%s", sc)
+	}
+	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq})
+	if sc := screen(m); !strings.Contains(sc, "cannot annotate: no listing") {
+		t.Errorf("a build with neither listing nor error:\n%s", sc)
+	}
+}
+
+// TestAnnotateReopenWhileBuilding: a view opened while the build of an
+// earlier one runs gets its own build as soon as that one returns, not a
+// second later; one closed gets none.
+func TestAnnotateReopenWhileBuilding(t *testing.T) {
+	m := New(newFake(testSnapshot()), Options{Width: 100, Height: 30})
+	if m.openAnnotate() == nil {
+		t.Fatal("no build")
+	}
+	old := m.ann.gen
+	send(m, keys("esc", "a")...)
+	if !m.ann.on || !m.ann.busy || m.ann.gen == old {
+		t.Fatalf("reopened: on %v busy %v gen %d", m.ann.on, m.ann.busy, m.ann.gen)
+	}
+	_, cmd := m.Update(annotateMsg{gen: old, listing: annotateListing()})
+	if cmd == nil || !m.ann.busy || m.annPane.listing != nil {
+		t.Errorf("the earlier build's return: cmd %v busy %v listing %v, want the new view's build", cmd != nil, m.ann.busy, m.annPane.listing != nil)
+	}
+	old = m.ann.gen
+	send(m, keys("esc")...)
+	if _, cmd := m.Update(annotateMsg{gen: old, listing: annotateListing()}); cmd != nil || m.ann.busy {
+		t.Error("a build started for a closed view")
+	}
+}
+
+// TestAnnotateBuildsOffUpdate: the command a runs is annotate's Build on
+// the snapshot's tree; whatever it makes of a profile of binaries that
+// are not there arrives as a message and is drawn, never a crash.
+func TestAnnotateBuildsOffUpdate(t *testing.T) {
+	m := New(newFake(testSnapshot()), Options{Width: 100, Height: 30})
+	cmd := m.openAnnotate()
+	msg, ok := cmd().(annotateMsg)
+	if !ok {
+		t.Fatalf("the build returned %T", cmd())
+	}
+	send(m, msg)
+	s := screen(m)
+	if strings.Contains(s, "building…") || m.ann.busy {
+		t.Errorf("the built listing was not taken:\n%s", s)
+	}
+	if msg.err == nil && msg.listing.Missing != "" && !strings.Contains(s, oneLine(msg.listing.Missing)[:20]) {
+		t.Errorf("what is missing (%q) is not said:\n%s", msg.listing.Missing, s)
 	}
 }

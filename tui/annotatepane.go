@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,6 +67,9 @@ func (p *annotatePane) open(name string, disasm bool) {
 // screen line.
 func (p *annotatePane) set(l *annotate.Listing, err error) {
 	p.building = false
+	if err == nil && l == nil {
+		err = errors.New("no listing")
+	}
 	if err != nil {
 		p.err = err
 		return

@@ -27,7 +27,10 @@ type annotatePane struct {
 	disasm   bool
 	// cursor and offset index the rows of the view shown (Lines or Insns).
 	cursor, offset int
-	placed         bool // the cursor was put on the hottest row once
+	// insnW is the width of the instruction column (the text and what
+	// a jump or call goes to), so that the file:line after it lines up.
+	insnW  int
+	placed bool // the cursor was put on the hottest row once
 }
 
 func (p *annotatePane) SetSize(w, h int) {
@@ -78,6 +81,11 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 	screen := p.cursor - p.offset
 	had := p.listing != nil
 	p.listing, p.err = l, nil
+	p.insnW = 0
+	for _, in := range l.Insns {
+		p.insnW = max(p.insnW, len(in.Text)+ansi.StringWidth(insnNote(in)))
+	}
+	p.insnW = min(p.insnW, maxInsnW)
 	if had {
 		p.cursor = p.find(line, addr)
 		p.offset = p.cursor - screen
@@ -337,18 +345,32 @@ func (p *annotatePane) insnRow(i int) string {
 	if in.IsTarget {
 		mark = p.st.Glyph.Render("→ ")
 	}
-	text := printable(in.Text)
-	switch {
-	case in.Call != "":
-		text += p.st.CallSite.Render("  ; call " + printable(shortFunc(in.Call)))
-	case in.Target != 0:
-		text += p.st.CallSite.Render(fmt.Sprintf("  ; → %x", in.Target))
-	}
+	text, note := printable(in.Text), insnNote(in)
 	where := ""
 	if in.Line > 0 {
-		where = p.st.Label.Render(fmt.Sprintf("  %s:%d", printable(baseName(in.File)), in.Line))
+		pad := max(0, p.insnW-ansi.StringWidth(text)-ansi.StringWidth(note))
+		where = strings.Repeat(" ", pad) + p.st.Label.Render(fmt.Sprintf("  %s:%d", printable(baseName(in.File)), in.Line))
 	}
-	return fmt.Sprintf("%s %8x %s%s%s", p.shares(in.Flat, in.Cum), in.Addr, mark, text, where)
+	if note != "" {
+		note = p.st.CallSite.Render(note)
+	}
+	return fmt.Sprintf("%s %8x %s%s%s%s", p.shares(in.Flat, in.Cum), in.Addr, mark, text, note, where)
+}
+
+// maxInsnW bounds the instruction column: a longer instruction pushes its
+// own file:line right.
+const maxInsnW = 56
+
+// insnNote is what follows an instruction: the function a call names, or
+// the address a jump goes to.
+func insnNote(in annotate.Insn) string {
+	switch {
+	case in.Call != "":
+		return "  ; call " + printable(shortFunc(in.Call))
+	case in.Target != 0:
+		return fmt.Sprintf("  ; → %x", in.Target)
+	}
+	return ""
 }
 
 // pctOf is x in percent of total, as the tree's columns show it.

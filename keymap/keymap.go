@@ -184,9 +184,15 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
-// ShortHelp is the annotate view's footer; up, down and the pages move as
-// in the tree.
-func (k AnnotateKeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Back, k.Disasm, k.Hot} }
+// ShortHelp is the annotate view's own keys in the footer, each in a word
+// so that help and quit still fit on 80 columns; up, down and the pages
+// move as in the tree.
+func (k AnnotateKeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{brief(k.Back, "back"), brief(k.Disasm, "source/disasm"), brief(k.Hot, "hottest")}
+}
+
+// FullHelp is the annotate view's own keys on the `?` screen.
+func (k AnnotateKeyMap) FullHelp() []key.Binding { return []key.Binding{k.Back, k.Disasm, k.Hot} }
 
 // ShortHelp is the footer while a prompt has the keys.
 func (k PromptKeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Accept, k.Cancel} }

@@ -81,3 +81,43 @@ func TestHelpGroups(t *testing.T) {
 		t.Error("prompt help")
 	}
 }
+
+// The annotate view's keys: documented, none bound twice, none taken from
+// the moving keys it shares with the tree, each in its footer and help.
+func TestAnnotateKeyMap(t *testing.T) {
+	k := DefaultKeyMap()
+	a := k.AnnotateView
+	owner := map[string]string{}
+	for name, b := range map[string]key.Binding{"Back": a.Back, "Disasm": a.Disasm, "Hot": a.Hot} {
+		if b.Help().Key == "" || b.Help().Desc == "" {
+			t.Errorf("%s has no help", name)
+		}
+		for _, s := range b.Keys() {
+			if o, ok := owner[s]; ok {
+				t.Errorf("%q is bound to both %s and %s", s, o, name)
+			}
+			owner[s] = name
+		}
+	}
+	for s, want := range map[string]string{"esc": "Back", "a": "Back", "d": "Disasm", "tab": "Disasm", "e": "Hot"} {
+		if owner[s] != want {
+			t.Errorf("%q is bound to %q in the annotate view, want %s", s, owner[s], want)
+		}
+	}
+	for _, b := range []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit} {
+		for _, s := range b.Keys() {
+			if o, ok := owner[s]; ok {
+				t.Errorf("%q moves in the annotate view and is its %s too", s, o)
+			}
+		}
+	}
+	short, full := a.ShortHelp(), a.FullHelp()
+	if len(short) != len(full) {
+		t.Fatalf("footer %d keys, help %d", len(short), len(full))
+	}
+	for i := range short {
+		if short[i].Help().Key != full[i].Help().Key || len(short[i].Help().Desc) > len(full[i].Help().Desc) {
+			t.Errorf("footer %v is not help %v in brief", short[i].Help(), full[i].Help())
+		}
+	}
+}

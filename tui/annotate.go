@@ -213,9 +213,16 @@ func (m *Model) annotateKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// annotateHelp is the annotate view's keys, for the footer and the help
-// screen.
+// annotateHelp is the annotate view's footer: its own keys, help and quit,
+// then the moving keys as room allows.
 func (m *Model) annotateHelp() []key.Binding {
 	k := m.keys
-	return append(k.AnnotateView.ShortHelp(), k.Up, k.Down, k.PageUp, k.PageDown, k.Help, k.Quit)
+	return append(k.AnnotateView.ShortHelp(), k.Help, k.Quit, k.Up, k.Down, k.PageUp, k.PageDown)
+}
+
+// annotateFullHelp is the annotate view's `?` screen: its own keys, and
+// the moving keys it shares with the tree.
+func (m *Model) annotateFullHelp() [][]key.Binding {
+	k := m.keys
+	return [][]key.Binding{k.AnnotateView.FullHelp(), {k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Help, k.Quit}}
 }

@@ -139,9 +139,17 @@ func TestAnnotateKeys(t *testing.T) {
 	if s := screen(m2); !strings.Contains(s, "cannot annotate: open /tmp/hotline: no such file or directory") || strings.Contains(s, "more") {
 		t.Errorf("the error is not shown in one line:\n%s", s)
 	}
+	foot := screen(m2)[strings.LastIndexByte(screen(m2), '\n')+1:]
+	if !strings.Contains(foot, "d/tab source/disasm") || !strings.Contains(foot, "? help") || !strings.Contains(foot, "q quit") {
+		t.Errorf("the footer at 80 columns lacks the view's keys, help or quit: %q", foot)
+	}
 	send(m2, keys("?")...)
-	if s := screen(m2); !strings.Contains(s, "source/disassembly") {
+	if s := screen(m2); !strings.Contains(s, "source/disassembly") || !strings.Contains(s, "first row") || strings.Contains(s, "callers") {
 		t.Errorf("help does not follow the annotate view:\n%s", s)
+	}
+	send(m2, keys("?")...)
+	if s := screen(m2); !strings.Contains(s, "cannot annotate") {
+		t.Errorf("? again did not return to the annotate view:\n%s", s)
 	}
 }
 

@@ -270,7 +270,7 @@ func (m *Model) FullHelp() [][]key.Binding {
 	case m.showHelp:
 		return [][]key.Binding{m.ShortHelp()}
 	case m.ann.on:
-		return [][]key.Binding{m.annotateHelp()}
+		return m.annotateFullHelp()
 	}
 	return m.keys.FullHelp()
 }
@@ -280,7 +280,7 @@ func (m *Model) FullHelp() [][]key.Binding {
 func (m *Model) fullHelp() string {
 	groups := m.keys.FullHelp()
 	if m.ann.on {
-		groups = [][]key.Binding{m.annotateHelp()}
+		groups = m.annotateFullHelp()
 	}
 	sepW := lipgloss.Width(m.help.FullSeparator)
 	var bands []string

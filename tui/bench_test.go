@@ -178,3 +178,25 @@ func BenchmarkFirstScreenLargeTree(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAnnotateView10k: the annotate view takes a listing of 10,000
+// instructions (a rebuild of the live view) and draws its screen at
+// 200x60; then a page down and the screen again (issue 33: within 50 ms).
+func BenchmarkAnnotateView10k(b *testing.B) {
+	m := New(newFake(testSnapshot()), Options{Width: 200, Height: 60})
+	m.openAnnotate()
+	l := bigListing()
+	b.Run("take", func(b *testing.B) {
+		for range b.N {
+			m.annPane.open("big", true)
+			m.Update(annotateMsg{gen: m.ann.gen, listing: l})
+			_ = m.View()
+		}
+	})
+	b.Run("page", func(b *testing.B) {
+		for range b.N {
+			m.Update(press("pgdown"))
+			_ = m.View()
+		}
+	})
+}

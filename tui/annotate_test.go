@@ -50,6 +50,10 @@ func annotateListing() *annotate.Listing {
 			in.Text, in.Target = "JL 0x1158", 0x1158
 		case 16:
 			in.Text, in.Target, in.Call, in.Cum, in.Line = "CALL 0x1200", 0x1200, "twice", 100, 14
+		case 18:
+			// twice's code inlined at line 14: its own line there.
+			in.Text, in.File, in.Line, in.Flat, in.Cum = "SHLQ $1, AX", "/src/twice.h", 3, 50, 50
+			l.Addrs = append(l.Addrs, annotate.Addr{Addr: in.Addr, Line: 14, File: l.File, Flat: 50, Cum: 50})
 		}
 		l.Insns = append(l.Insns, in)
 	}
@@ -118,6 +122,28 @@ func TestAnnotateKeys(t *testing.T) {
 	send(m, keys("d")...)
 	if p.disasm || p.listing.Lines[p.cursor].Line != at {
 		t.Errorf("back to the source: on line %d, want %d", p.listing.Lines[p.cursor].Line, at)
+	}
+	// Inlined code: twice's line and its instruction, both ways; line
+	// 14's hottest instruction is twice's code inlined there.
+	send(m, keys("down")...)
+	if r := p.listing.Lines[p.cursor]; r.Func != "twice" {
+		t.Fatalf("down from line 14: on %+v, want twice's inlined line", r)
+	}
+	send(m, keys("d")...)
+	if in := p.listing.Insns[p.cursor]; !p.disasm || in.File != "/src/twice.h" || in.Line != 3 {
+		t.Errorf("d on twice's line: on %+v, want its instruction", in)
+	}
+	send(m, keys("d")...)
+	if r := p.listing.Lines[p.cursor]; p.disasm || r.Func != "twice" || r.Line != 3 {
+		t.Errorf("d back from twice's instruction: on %+v, want its inlined line", r)
+	}
+	send(m, keys("up", "d")...)
+	if in := p.listing.Insns[p.cursor]; in.Text != "SHLQ $1, AX" {
+		t.Errorf("d on line 14: on %+v, want the hottest code of the line, twice's inlined there", in)
+	}
+	send(m, keys("d")...)
+	if r := p.listing.Lines[p.cursor]; r.Func != "twice" {
+		t.Errorf("d back: on %+v, want twice's line", r)
 	}
 	send(m, keys("home", "e")...)
 	if p.listing.Lines[p.cursor].Line != 13 {
@@ -344,6 +370,16 @@ func TestAnnotateLive(t *testing.T) {
 	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq, listing: annotateListing()})
 	if sc := screen(m); strings.Contains(sc, "cannot annotate") || !strings.Contains(sc, "s += i * i % 7") {
 		t.Errorf("the next listing did not replace the error:\n%s", sc)
+	}
+	// In the disassembly a rebuild keeps the cursor's address.
+	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq, listing: bigListing()})
+	send(m, keys("d", "down", "down")...)
+	addr, row := p.listing.Insns[p.cursor].Addr, p.cursor-p.offset
+	l = bigListing()
+	l.Insns = append([]annotate.Insn{{Addr: 0x3ffff0, Text: "PUSHQ BP"}}, l.Insns...)
+	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq, listing: l})
+	if in := p.listing.Insns[p.cursor]; !p.disasm || in.Addr != addr || p.cursor-p.offset != row {
+		t.Errorf("after the rebuild on %x at row %d, want %x at row %d", in.Addr, p.cursor-p.offset, addr, row)
 	}
 	send(m, annotateMsg{gen: m.ann.gen, seq: s.Seq})
 	if sc := screen(m); !strings.Contains(sc, "cannot annotate: no listing") {

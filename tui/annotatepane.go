@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -77,7 +78,7 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 		p.err = err
 		return
 	}
-	line, addr := p.cursorKey()
+	k, was := p.cursorKey(), p.cursor
 	screen := p.cursor - p.offset
 	had := p.listing != nil
 	p.listing, p.err = l, nil
@@ -87,7 +88,11 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 	}
 	p.insnW = min(p.insnW, maxInsnW)
 	if had {
-		p.cursor = p.find(line, addr)
+		if p.disasm {
+			p.cursor = p.findInsn(k.addr)
+		} else if p.cursor = p.findLine(k); p.cursor < 0 {
+			p.cursor = min(was, max(0, len(l.Lines)-1))
+		}
 		p.offset = p.cursor - screen
 		p.clamp()
 		return
@@ -99,37 +104,52 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 	p.toHot()
 }
 
-// cursorKey is the cursor row's line (source) or address (disassembly).
-func (p *annotatePane) cursorKey() (line int, addr uint64) {
-	if p.listing == nil || p.cursor >= p.rows() {
-		return 0, 0
-	}
-	if p.disasm {
-		return 0, p.listing.Insns[p.cursor].Addr
-	}
-	l := p.listing.Lines[p.cursor]
-	if l.Func != "" {
-		return -l.Line, 0 // an inlined line: the same number of another file
-	}
-	return l.Line, 0
+// rowKey names a row across listings of one function: a source row by
+// its function ("" the listed one's own lines), file and line; an
+// instruction by its address, with its (innermost) file and line.
+type rowKey struct {
+	fn, file string
+	line     int
+	addr     uint64
 }
 
-func (p *annotatePane) find(line int, addr uint64) int {
-	l := p.listing
+// cursorKey is the cursor row's key; the zero key where there is none.
+func (p *annotatePane) cursorKey() rowKey {
+	if p.listing == nil || p.cursor >= p.rows() {
+		return rowKey{}
+	}
 	if p.disasm {
-		for i, in := range l.Insns {
-			if in.Addr >= addr {
-				return i
-			}
-		}
-		return max(0, len(l.Insns)-1)
+		in := p.listing.Insns[p.cursor]
+		return rowKey{file: in.File, line: in.Line, addr: in.Addr}
 	}
-	for i, r := range l.Lines {
-		if (r.Func == "" && r.Line == line) || (r.Func != "" && -r.Line == line) {
-			return i
-		}
+	r := p.listing.Lines[p.cursor]
+	return rowKey{fn: r.Func, file: r.File, line: r.Line}
+}
+
+// findInsn is the instruction at addr, else the first after it.
+func (p *annotatePane) findInsn(addr uint64) int {
+	ins := p.listing.Insns
+	i, _ := slices.BinarySearchFunc(ins, addr, func(in annotate.Insn, a uint64) int { return cmp.Compare(in.Addr, a) })
+	return min(i, max(0, len(ins)-1))
+}
+
+// findLine is the source row of k's function, file and line, else an own
+// row of its file and line, else any row of them; -1 if none.
+func (p *annotatePane) findLine(k rowKey) int {
+	if k.line <= 0 {
+		return -1
 	}
-	return min(p.cursor, max(0, len(l.Lines)-1))
+	lines := p.listing.Lines
+	match := func(fn func(r annotate.Line) bool) int {
+		return slices.IndexFunc(lines, func(r annotate.Line) bool { return r.File == k.file && r.Line == k.line && fn(r) })
+	}
+	if i := match(func(r annotate.Line) bool { return r.Func == k.fn }); i >= 0 {
+		return i
+	}
+	if i := match(func(r annotate.Line) bool { return r.Func == "" }); i >= 0 {
+		return i
+	}
+	return match(func(annotate.Line) bool { return true })
 }
 
 // toHot puts the cursor on the hottest row, by flat then cum, in the
@@ -167,45 +187,46 @@ func hotter(flat, cum, bflat, bcum float64) bool {
 }
 
 // toggle flips between source lines and instructions, keeping the
-// cursor where it was: an instruction of the line, the line of the
-// instruction.
+// cursor where it was: the line's hottest instruction (of its file and
+// line, or at an address the profile gave that own line: a call site's
+// inlined code), the instruction's line (its own row, an inlined one, or
+// the own line the profile gave its address). Where there is none, the
+// hottest row.
 func (p *annotatePane) toggle() {
 	l := p.listing
-	if l == nil {
-		p.disasm = !p.disasm
-		return
-	}
-	line, addr := p.cursorKey()
+	k := p.cursorKey()
 	p.disasm = !p.disasm
-	if len(l.Insns) == 0 && len(l.Lines) == 0 {
+	if l == nil || p.rows() == 0 {
 		return
 	}
 	screen := p.cursor - p.offset
-	switch {
-	case p.disasm && line > 0:
-		// The line's hottest instruction, else its first.
-		best := -1
+	at := -1
+	if p.disasm {
+		own := map[uint64]bool{}
+		if k.fn == "" {
+			for _, a := range l.Addrs {
+				if a.Line == k.line && k.line > 0 {
+					own[a.Addr] = true
+				}
+			}
+		}
 		for i, in := range l.Insns {
-			if in.Line == line && in.File == l.File && (best < 0 || hotter(in.Flat, in.Cum, l.Insns[best].Flat, l.Insns[best].Cum)) {
-				best = i
+			if ((in.Line == k.line && in.File == k.file && k.line > 0) || own[in.Addr]) &&
+				(at < 0 || hotter(in.Flat, in.Cum, l.Insns[at].Flat, l.Insns[at].Cum)) {
+				at = i
 			}
 		}
-		if best < 0 {
-			p.toHot()
-			return
+	} else if at = p.findLine(k); at < 0 {
+		a, ok := slices.BinarySearchFunc(l.Addrs, k.addr, func(a annotate.Addr, x uint64) int { return cmp.Compare(a.Addr, x) })
+		if ok && l.Addrs[a].Line > 0 {
+			at = p.findLine(rowKey{file: l.File, line: l.Addrs[a].Line})
 		}
-		p.cursor = best
-	case !p.disasm && addr != 0:
-		for _, in := range l.Insns {
-			if in.Addr == addr {
-				p.cursor = p.find(in.Line, 0)
-				break
-			}
-		}
-	default:
+	}
+	if at < 0 {
 		p.toHot()
 		return
 	}
+	p.cursor = at
 	p.offset = p.cursor - screen
 	p.clamp()
 }

@@ -430,3 +430,68 @@ func TestAnnotateBuildsOffUpdate(t *testing.T) {
 		t.Errorf("what is missing (%q) is not said:\n%s", msg.listing.Missing, s)
 	}
 }
+
+// sameFileInlined is left of testdata/inlined.c: mix, a static inline
+// function of the same file, inlined at line 14, where all the time is:
+// mix's line 9 is also an own row of left's listing, without weight.
+func sameFileInlined() *annotate.Listing {
+	const f = "/src/inlined.c"
+	chain := []string{"left (inlined.c:14)"}
+	return &annotate.Listing{Func: "left", Module: "/bin/inlined", File: f, Flat: 0, Cum: 50, Total: 100, Hot: 2,
+		Lines: []annotate.Line{
+			{File: f, Line: 9, Text: "s = s * 0.999999;"},
+			{File: f, Line: 13, Text: "double left(int n) {"},
+			{File: f, Line: 14, Text: "double a = mix(1.5, n);", Cum: 50},
+			{File: f, Line: 8, Text: "for (int i = 1; i < n; i++)", Flat: 13, Cum: 13, Func: "mix", Inline: chain},
+			{File: f, Line: 9, Text: "s = s * 0.999999;", Flat: 37, Cum: 37, Func: "mix", Inline: chain},
+			{File: f, Line: 15, Text: "return a * 2;"},
+		},
+		Insns: []annotate.Insn{
+			{Addr: 0x10, Text: "MULSD X4, X2", File: f, Line: 9},
+			{Addr: 0x14, Text: "ADDL $0x1, AX", File: f, Line: 8, Flat: 13, Cum: 13},
+			{Addr: 0x18, Text: "ADDSD X1, X2", File: f, Line: 9, Flat: 28, Cum: 28},
+			{Addr: 0x1c, Text: "MOVAPD X2, X0", File: f, Line: 9, Flat: 9, Cum: 9},
+			{Addr: 0x20, Text: "RET", File: f, Line: 15},
+		},
+		Addrs: []annotate.Addr{{Addr: 0x14, Line: 14, File: f, Flat: 13, Cum: 13}, {Addr: 0x18, Line: 14, File: f, Flat: 28, Cum: 28},
+			{Addr: 0x1c, Line: 14, File: f, Flat: 9, Cum: 9}},
+	}
+}
+
+// TestAnnotateInlinedSameFile: the view opens on the hottest row, the
+// inlined line, not the own line that inlined it; d goes to its hottest
+// instruction and back to it, not to the own row of the same number; a
+// rebuild keeps it; the own line that inlined it goes to its hottest code.
+func TestAnnotateInlinedSameFile(t *testing.T) {
+	m := openedAnnotate(t, 80, 24, sameFileInlined(), nil)
+	p := &m.annPane
+	onMix9 := func(step string) {
+		t.Helper()
+		if r := p.listing.Lines[p.cursor]; p.disasm || r.Func != "mix" || r.Line != 9 {
+			t.Errorf("%s: on %+v, want mix's line 9 inlined at 14", step, r)
+		}
+	}
+	onMix9("open")
+	send(m, keys("d")...)
+	if in := p.listing.Insns[p.cursor]; in.Addr != 0x18 {
+		t.Errorf("d: on %+v, want line 9's hottest instruction", in)
+	}
+	send(m, keys("d")...)
+	onMix9("d d")
+	l := sameFileInlined()
+	l.Lines = append([]annotate.Line{{File: l.File, Line: 8, Text: "double s = x;"}}, l.Lines...)
+	send(m, annotateMsg{gen: m.ann.gen, listing: l})
+	onMix9("rebuild")
+	send(m, keys("up", "up")...)
+	if r := p.listing.Lines[p.cursor]; r.Line != 14 || r.Func != "" {
+		t.Fatalf("up up: on %+v, want own line 14", r)
+	}
+	send(m, keys("d")...)
+	if in := p.listing.Insns[p.cursor]; in.Addr != 0x18 {
+		t.Errorf("d on the call site: on %+v, want the hottest code inlined there", in)
+	}
+	send(m, keys("end", "d")...)
+	if r := p.listing.Lines[p.cursor]; r.Line != 15 || r.Func != "" {
+		t.Errorf("d on RET: on %+v, want own line 15", r)
+	}
+}

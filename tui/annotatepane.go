@@ -90,7 +90,7 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 	if had {
 		if p.disasm {
 			p.cursor = p.findInsn(k.addr)
-		} else if p.cursor = p.findLine(k); p.cursor < 0 {
+		} else if p.cursor = p.findLine(k, true); p.cursor < 0 {
 			p.cursor = min(was, max(0, len(l.Lines)-1))
 		}
 		p.offset = p.cursor - screen
@@ -108,9 +108,9 @@ func (p *annotatePane) set(l *annotate.Listing, err error) {
 // its function ("" the listed one's own lines), file and line; an
 // instruction by its address, with its (innermost) file and line.
 type rowKey struct {
-	fn, file string
-	line     int
-	addr     uint64
+	fn, chain, file string
+	line            int
+	addr            uint64
 }
 
 // cursorKey is the cursor row's key; the zero key where there is none.
@@ -123,7 +123,7 @@ func (p *annotatePane) cursorKey() rowKey {
 		return rowKey{file: in.File, line: in.Line, addr: in.Addr}
 	}
 	r := p.listing.Lines[p.cursor]
-	return rowKey{fn: r.Func, file: r.File, line: r.Line}
+	return rowKey{fn: r.Func, chain: strings.Join(r.Inline, "\x00"), file: r.File, line: r.Line}
 }
 
 // findInsn is the instruction at addr, else the first after it.
@@ -133,27 +133,31 @@ func (p *annotatePane) findInsn(addr uint64) int {
 	return min(i, max(0, len(ins)-1))
 }
 
-// findLine is the source row of k's function, file and line, else an own
-// row of its file and line, else any row of them; -1 if none.
-func (p *annotatePane) findLine(k rowKey) int {
+// findLine is, with exact, the source row of k's function, inline chain,
+// file and line; else, or where there is none, the hottest row of its file
+// and line (a function inlined from the same file has its lines at own
+// lines' numbers too); -1 if none.
+func (p *annotatePane) findLine(k rowKey, exact bool) int {
 	if k.line <= 0 {
 		return -1
 	}
-	lines := p.listing.Lines
-	match := func(fn func(r annotate.Line) bool) int {
-		return slices.IndexFunc(lines, func(r annotate.Line) bool { return r.File == k.file && r.Line == k.line && fn(r) })
+	best := -1
+	for i, r := range p.listing.Lines {
+		if r.File != k.file || r.Line != k.line {
+			continue
+		}
+		if exact && r.Func == k.fn && strings.Join(r.Inline, "\x00") == k.chain {
+			return i
+		}
+		if best < 0 || hotter(r.Flat, r.Cum, p.listing.Lines[best].Flat, p.listing.Lines[best].Cum) {
+			best = i
+		}
 	}
-	if i := match(func(r annotate.Line) bool { return r.Func == k.fn }); i >= 0 {
-		return i
-	}
-	if i := match(func(r annotate.Line) bool { return r.Func == "" }); i >= 0 {
-		return i
-	}
-	return match(func(annotate.Line) bool { return true })
+	return best
 }
 
-// toHot puts the cursor on the hottest row, by flat then cum, in the
-// middle of the screen where it can.
+// toHot puts the cursor on the hottest row, by flat then cum (the first
+// of equals), a third of the way down the screen where it can.
 func (p *annotatePane) toHot() {
 	l := p.listing
 	if l == nil {
@@ -167,12 +171,11 @@ func (p *annotatePane) toHot() {
 			}
 		}
 	} else {
-		best = l.Hot
-		if best < 0 {
-			for i, r := range l.Lines {
-				if best < 0 || hotter(r.Flat, r.Cum, l.Lines[best].Flat, l.Lines[best].Cum) {
-					best = i
-				}
+		// Every row, an inlined function's line too (l.Hot is the hottest
+		// own line): the call site that inlined it is the row above.
+		for i, r := range l.Lines {
+			if best < 0 || hotter(r.Flat, r.Cum, l.Lines[best].Flat, l.Lines[best].Cum) {
+				best = i
 			}
 		}
 	}
@@ -216,10 +219,10 @@ func (p *annotatePane) toggle() {
 				at = i
 			}
 		}
-	} else if at = p.findLine(k); at < 0 {
+	} else if at = p.findLine(k, false); at < 0 {
 		a, ok := slices.BinarySearchFunc(l.Addrs, k.addr, func(a annotate.Addr, x uint64) int { return cmp.Compare(a.Addr, x) })
 		if ok && l.Addrs[a].Line > 0 {
-			at = p.findLine(rowKey{file: l.File, line: l.Addrs[a].Line})
+			at = p.findLine(rowKey{file: l.File, line: l.Addrs[a].Line}, false)
 		}
 	}
 	if at < 0 {

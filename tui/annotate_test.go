@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/cctop/cctop/annotate"
 )
 
@@ -493,5 +495,25 @@ func TestAnnotateInlinedSameFile(t *testing.T) {
 	send(m, keys("end", "d")...)
 	if r := p.listing.Lines[p.cursor]; r.Line != 15 || r.Func != "" {
 		t.Errorf("d on RET: on %+v, want own line 15", r)
+	}
+}
+
+// TestAnnotateResize: any size, however small, draws without a panic in
+// the lines it has, and the cursor row stays on the screen where it fits.
+func TestAnnotateResize(t *testing.T) {
+	m := openedAnnotate(t, 80, 24, bigListing(), nil)
+	p := &m.annPane
+	for _, sz := range [][2]int{{0, 0}, {1, 1}, {10, 3}, {20, 8}, {200, 60}, {40, 12}, {80, 24}} {
+		send(m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		s := screen(m)
+		if n := strings.Count(s, "\n") + 1; sz[1] > 0 && n > sz[1] {
+			t.Errorf("%dx%d: %d lines", sz[0], sz[1], n)
+		}
+		if p.bodyHeight() > 0 && (p.cursor < p.offset || p.cursor >= p.offset+p.bodyHeight()) {
+			t.Errorf("%dx%d: cursor %d off the rows %d..%d", sz[0], sz[1], p.cursor, p.offset, p.offset+p.bodyHeight())
+		}
+	}
+	if r := p.listing.Lines[p.cursor]; r.Line != 1500 {
+		t.Errorf("after resizing on line %d, want 1500", r.Line)
 	}
 }

@@ -62,3 +62,42 @@ func TestProgram(t *testing.T) {
 		t.Errorf("status %q", fm.status.text)
 	}
 }
+
+// TestProgramAnnotate: in a real program, a runs annotate's Build off the
+// Update goroutine (the race detector watches the snapshot's tree read
+// from two goroutines) and its listing reaches the screen: here, of a
+// profile whose binaries are not on this machine, what is missing; a newer
+// snapshot is annotated again a second on; d, esc and q as a user would.
+func TestProgramAnnotate(t *testing.T) {
+	src := newFake(testSnapshot())
+	m := newPlain(src, Options{Refresh: 5 * time.Millisecond, NoColor: true})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
+	contains := func(s ...string) func([]byte) bool {
+		return func(b []byte) bool {
+			for _, x := range s {
+				if !bytes.Contains(b, []byte(x)) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	teatest.WaitFor(t, tm.Output(), contains("main.main"), teatest.WithDuration(5*time.Second))
+	tm.Send(press("a"))
+	teatest.WaitFor(t, tm.Output(), contains("annotate main.main", "not found"), teatest.WithDuration(5*time.Second))
+	next := testSnapshot()
+	next.Seq = 2
+	src.set(next)
+	time.Sleep(annotateRebuild + time.Second) // the rebuild is due a second after the first build
+	tm.Send(press("d"))
+	teatest.WaitFor(t, tm.Output(), contains("instruction"), teatest.WithDuration(5*time.Second))
+	tm.Send(press("esc"))
+	tm.Send(press("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if fm.ann.on || fm.tree.cursor != 0 || !fm.annPane.disasm {
+		t.Errorf("after d and esc: annotate view on %v (disassembly %v), tree cursor %d", fm.ann.on, fm.annPane.disasm, fm.tree.cursor)
+	}
+	if fm.ann.seq != 2 {
+		t.Errorf("the listing shown was built from snapshot %d, want the newer 2", fm.ann.seq)
+	}
+}

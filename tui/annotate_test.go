@@ -301,6 +301,25 @@ func TestAnnotateScroll(t *testing.T) {
 		}
 		onScreen(c.key)
 	}
+	// The mouse: the wheel scrolls, a click puts the cursor on its row.
+	send(m, keys("home")...)
+	send(m, tea.MouseWheelMsg{Button: tea.MouseWheelDown}, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if p.offset != 2*wheelStep || p.cursor != p.offset {
+		t.Errorf("two notches down: offset %d cursor %d, want %d", p.offset, p.cursor, 2*wheelStep)
+	}
+	top := m.layout().header + p.headLines()
+	send(m, tea.MouseClickMsg{Button: tea.MouseLeft, Y: top + 4})
+	if want := p.offset + 4; p.cursor != want {
+		t.Errorf("a click on the 5th row: cursor %d, want %d", p.cursor, want)
+	}
+	if l := strings.Split(screen(m), "\n")[top+4]; !strings.Contains(l, p.listing.Lines[p.cursor].Text+" ") {
+		t.Errorf("the clicked screen line %q is not the cursor row %q", l, p.listing.Lines[p.cursor].Text)
+	}
+	send(m, tea.MouseClickMsg{Button: tea.MouseLeft, Y: top - 1}, tea.MouseClickMsg{Button: tea.MouseLeft, Y: 0})
+	if want := p.offset + 4; p.cursor != want || !m.ann.on {
+		t.Errorf("a click above the rows moved the cursor to %d (view on %v)", p.cursor, m.ann.on)
+	}
+	onScreen("click")
 	send(m, keys("d", "e")...)
 	if in := p.listing.Insns[p.cursor]; !p.disasm || in.Flat != 40 {
 		t.Errorf("d, e: on %+v, want the hottest instruction", in)

@@ -239,6 +239,15 @@ func (p *annotatePane) moveTo(i int) {
 	p.scrollToCursor()
 }
 
+// click puts the cursor on the row at line y of the pane, if one is there.
+func (p *annotatePane) click(y int) {
+	y -= p.headLines()
+	if p.listing == nil || p.err != nil || y < 0 || y >= p.bodyHeight() || p.offset+y >= p.rows() {
+		return
+	}
+	p.moveTo(p.offset + y)
+}
+
 func (p *annotatePane) scroll(d int) {
 	p.offset += d
 	p.clamp()

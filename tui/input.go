@@ -310,7 +310,11 @@ func (m *Model) handleWheel(ms tea.Mouse) {
 
 // handleClick puts the cursor on the clicked row; a click on the cursor row toggles it.
 func (m *Model) handleClick(ms tea.Mouse) {
-	if m.showHelp || m.ann.on || m.prompt.active() || ms.Button != tea.MouseLeft {
+	if m.showHelp || m.prompt.active() || ms.Button != tea.MouseLeft {
+		return
+	}
+	if m.ann.on {
+		m.annPane.click(ms.Y - m.layout().header)
 		return
 	}
 	m.tree.follow = false

@@ -50,6 +50,13 @@ func (t *Tree) Intern(f Func) FuncID {
 	return id
 }
 
+// Lookup is the ID of the function interned with that name, module and
+// file, without interning it: a read, safe on a settled clone.
+func (t *Tree) Lookup(name, module, file string) (FuncID, bool) {
+	id, ok := t.funcIndex[funcKey{name, module, file}]
+	return id, ok
+}
+
 // Func returns the interned function id. It panics if id was not interned in t.
 func (t *Tree) Func(id FuncID) Func { return t.funcs[id] }
 

@@ -75,14 +75,7 @@ func (m *Model) openAnnotate() tea.Cmd {
 // annotatedFunc is the function's id in the snapshot's tree (the
 // physical view's tree is another).
 func (m *Model) annotatedFunc(name, module, file string) (cct.FuncID, bool) {
-	t := m.snap.Tree
-	for id := range t.NumFuncs() {
-		f := t.Func(cct.FuncID(id))
-		if f.Name == name && f.Module == module && f.File == file {
-			return cct.FuncID(id), true
-		}
-	}
-	return 0, false
+	return m.snap.Tree.Lookup(name, module, file)
 }
 
 // buildAnnotation builds the shown function's listing from the latest
@@ -184,7 +177,10 @@ func (m *Model) closeAnnotate() {
 // annotateKey handles a key while the annotate view has the focus.
 func (m *Model) annotateKey(msg tea.KeyPressMsg) tea.Cmd {
 	k, p := m.keys, &m.annPane
-	page := max(1, p.bodyHeight()-1)
+	if i, ok := cursorMove(k, msg, p.cursor, p.rows(), max(1, p.bodyHeight()-1)); ok {
+		p.moveTo(i)
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
@@ -197,18 +193,6 @@ func (m *Model) annotateKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.toggle()
 	case key.Matches(msg, k.AnnotateView.Hot):
 		p.toHot()
-	case key.Matches(msg, k.Up):
-		p.moveTo(p.cursor - 1)
-	case key.Matches(msg, k.Down):
-		p.moveTo(p.cursor + 1)
-	case key.Matches(msg, k.PageUp):
-		p.moveTo(p.cursor - page)
-	case key.Matches(msg, k.PageDown):
-		p.moveTo(p.cursor + page)
-	case key.Matches(msg, k.Home):
-		p.moveTo(0)
-	case key.Matches(msg, k.End):
-		p.moveTo(p.rows() - 1)
 	}
 	return nil
 }

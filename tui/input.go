@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/cctop/cctop/cct"
+	"github.com/cctop/cctop/keymap"
 )
 
 // wheelStep is how many rows one wheel notch scrolls.
@@ -101,11 +102,36 @@ func (m *Model) leavesHotPath(msg tea.KeyPressMsg) bool {
 		k.Focus, k.Unfocus, k.NextMatch, k.PrevMatch, k.Split)
 }
 
+// cursorMove is where a moving key puts a cursor on row cursor of n rows,
+// page rows a page; false for any other key. The tree and the annotate
+// view move alike.
+func cursorMove(k keymap.KeyMap, msg tea.KeyPressMsg, cursor, n, page int) (int, bool) {
+	switch {
+	case key.Matches(msg, k.Up):
+		return cursor - 1, true
+	case key.Matches(msg, k.Down):
+		return cursor + 1, true
+	case key.Matches(msg, k.PageUp):
+		return cursor - page, true
+	case key.Matches(msg, k.PageDown):
+		return cursor + page, true
+	case key.Matches(msg, k.Home):
+		return 0, true
+	case key.Matches(msg, k.End):
+		return n - 1, true
+	}
+	return 0, false
+}
+
 func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 	k, t := m.keys, m.tree
 	page := max(1, t.bodyHeight()-1)
 	if m.leavesHotPath(msg) {
 		t.follow = false
+	}
+	if i, ok := cursorMove(k, msg, t.cursor, len(t.rows), page); ok {
+		t.moveTo(i)
+		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -113,18 +139,6 @@ func (m *Model) treeKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 		m.relayout()
-	case key.Matches(msg, k.Up):
-		t.moveTo(t.cursor - 1)
-	case key.Matches(msg, k.Down):
-		t.moveTo(t.cursor + 1)
-	case key.Matches(msg, k.PageUp):
-		t.moveTo(t.cursor - page)
-	case key.Matches(msg, k.PageDown):
-		t.moveTo(t.cursor + page)
-	case key.Matches(msg, k.Home):
-		t.moveTo(0)
-	case key.Matches(msg, k.End):
-		t.moveTo(len(t.rows) - 1)
 	case key.Matches(msg, k.Collapse):
 		t.collapseOrParent()
 	case key.Matches(msg, k.Expand):

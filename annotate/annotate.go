@@ -278,14 +278,7 @@ func (a *Annotator) insns(l *Listing, missing *[]string) {
 			if in.Line > 0 {
 				withLines++
 			}
-			// Samples inside an instruction are the instruction's.
-			for k < len(l.Addrs) && l.Addrs[k].Addr < in.Addr {
-				k++
-			}
-			for ; k < len(l.Addrs) && l.Addrs[k].Addr < in.Addr+uint64(in.size); k++ {
-				in.Flat += l.Addrs[k].Flat
-				in.Cum += l.Addrs[k].Cum
-			}
+			weigh(&in.Insn, in.size, l.Addrs, &k)
 			l.Insns = append(l.Insns, in.Insn)
 		}
 	}

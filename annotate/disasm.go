@@ -110,3 +110,32 @@ func decodeARM64(code []byte, start uint64, lookup symLookup) []decoded {
 	}
 	return out
 }
+
+// jumpTargets are the addresses in [start, end) that a jump of ds lands
+// on (calls are not jumps).
+func jumpTargets(ds []decoded, start, end uint64) map[uint64]bool {
+	targets := map[uint64]bool{}
+	for _, d := range ds {
+		if d.target >= start && d.target < end && !d.call {
+			targets[d.target] = true
+		}
+	}
+	return targets
+}
+
+// weigh adds to in the weights of the addresses of addrs (ascending) that
+// fall inside it, size bytes from its address: samples inside an
+// instruction are the instruction's. *k is the next of addrs to place,
+// for the caller's walk over instructions in address order. It returns
+// the addresses placed.
+func weigh(in *Insn, size int, addrs []Addr, k *int) []Addr {
+	for *k < len(addrs) && addrs[*k].Addr < in.Addr {
+		*k++
+	}
+	from := *k
+	for ; *k < len(addrs) && addrs[*k].Addr < in.Addr+uint64(size); *k++ {
+		in.Flat += addrs[*k].Flat
+		in.Cum += addrs[*k].Cum
+	}
+	return addrs[from:*k]
+}

@@ -51,23 +51,11 @@ func (a *Annotator) jitInsns(l *Listing) (bool, string) {
 	if !ok {
 		return false, ""
 	}
-	end := lo + uint64(len(code))
-	targets := map[uint64]bool{}
-	for _, d := range ds {
-		if d.target >= lo && d.target < end && !d.call {
-			targets[d.target] = true
-		}
-	}
+	targets := jumpTargets(ds, lo, lo+uint64(len(code)))
 	k := 0
 	for _, d := range ds {
 		in := Insn{Addr: d.addr, Text: d.text, Target: d.target, IsTarget: targets[d.addr]}
-		for k < len(l.Addrs) && l.Addrs[k].Addr < d.addr {
-			k++
-		}
-		for ; k < len(l.Addrs) && l.Addrs[k].Addr < d.addr+uint64(d.size); k++ {
-			ad := l.Addrs[k]
-			in.Flat += ad.Flat
-			in.Cum += ad.Cum
+		for _, ad := range weigh(&in, d.size, l.Addrs, &k) {
 			if ad.Line > 0 {
 				in.File, in.Line = ad.File, ad.Line
 			}

@@ -79,12 +79,7 @@ func (m *module) function(start uint64) (*function, error) {
 	}
 	end := fc.Start + uint64(len(fc.Code))
 	f := &function{sym: Sym{Name: fc.Name, Start: fc.Start, End: end}, insns: make([]insn, 0, len(ds))}
-	targets := map[uint64]bool{}
-	for _, d := range ds {
-		if d.target >= fc.Start && d.target < end && !d.call {
-			targets[d.target] = true
-		}
-	}
+	targets := jumpTargets(ds, fc.Start, end)
 	var frames []symbol.Frame
 	for _, d := range ds {
 		in := insn{Insn{Addr: d.addr, Text: d.text, Target: d.target, IsTarget: targets[d.addr]}, d.size}

@@ -116,10 +116,7 @@ func TestAnnotateInTmux(t *testing.T) {
 	s := newTmux(t, 80, 24, cctopBin+" top -- "+bin+" 60")
 	s.waitFor(`work`, 20*time.Second)
 	time.Sleep(2 * time.Second) // some seconds of samples
-	s.keys("/", "work", "Enter")
-	time.Sleep(300 * time.Millisecond)
-	s.keys("a")
-	s.waitFor(`annotate work`, 10*time.Second)
+	annotateFunc(s, "work")
 	m := s.waitFor(`(?m)^\s*([0-9.]+)%\s+[0-9.]+%\s+13\s+c = c \* 0\.999999`, 10*time.Second)
 	hot, _ := strconv.ParseFloat(m[1], 64)
 	scr := s.screen()

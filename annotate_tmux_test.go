@@ -58,9 +58,7 @@ func TestAnnotateMissingInTmux(t *testing.T) {
 			s := startTmux(t, "-"+c.name, 80, 24, cctopBin+" top -- "+bin+" 60; echo CCTOP-EXITED $?; sleep 60")
 			s.waitFor(`work`, 20*time.Second)
 			time.Sleep(2 * time.Second) // some seconds of samples
-			s.keys("/", "work", "Enter")
-			time.Sleep(300 * time.Millisecond)
-			s.keys("a")
+			annotateFunc(s, "work")
 			s.waitFor(`annotate work · disassembly`, 10*time.Second)
 			s.waitFor(`(?m)^\s*[0-9.]+%\s+[0-9.]+%\s+[0-9a-f]+ `, 10*time.Second)
 			scr := s.screen()
@@ -106,4 +104,26 @@ func lineWith(lines []string, sub string) int {
 		}
 	}
 	return -1
+}
+
+// annotateFunc searches for fn and presses a on the match whose view is
+// fn's own. The first match need not be fn: a kernel function with fn in
+// its name (task_work_run for work) may come first in the tree, so it
+// steps with n, up to a few matches.
+func annotateFunc(s *tmuxSession, fn string) {
+	s.t.Helper()
+	s.keys("/", fn, "Enter")
+	title := regexp.MustCompile(`annotate (\S+) ·`)
+	for try := 0; try < 6; try++ {
+		time.Sleep(300 * time.Millisecond)
+		s.keys("a")
+		m := s.waitFor(title.String(), 10*time.Second)
+		if m[1] == fn {
+			return
+		}
+		s.keys("Escape")
+		s.waitFor(`total\s+self`, 5*time.Second)
+		s.keys("n")
+	}
+	s.t.Fatalf("no match of the search for %s annotates %s:\n%s", fn, fn, s.screen())
 }

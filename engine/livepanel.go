@@ -22,7 +22,7 @@ func (l *Live) counters(threads map[uint32]cct.Thread) *tui.Counters {
 		Source: l.plan.describe(),
 		Cost:   -1,
 		Params: fmt.Sprintf("trigger %s · %s · alpha %g · density %s · latency %s · unwind %s",
-			l.plan.trigger, rate, l.params.Alpha, onOff(l.params.Density), onOff(l.params.Latency), cmp.Or(l.plan.unwind.mode, unwindFP)),
+			l.plan.trigger, rate, l.params.Alpha, onOff(l.params.Density), onOff(l.params.Latency), l.plan.unwind.short()),
 		BucketSeconds: densityBucket.Seconds(),
 		DensityUnit:   "calls/ms",
 	}

@@ -30,7 +30,13 @@ type builder struct {
 	userDepth int  // user frames of the stack being built, for classify
 	copyStop  bool // the unwound stack ended at the end of its stack copy
 	dwarf     bool // --unwind dwarf: stack copies are meant to hold whole stacks
-	rooted    bool // the unwound stack ended where unwind tables mark the outermost frame
+	// copies is the learning plan of --unwind auto (copyplan.go), nil
+	// otherwise: which threads' samples carry the large copy; smallCut
+	// says the sample being built was cut where its small copy fell short.
+	copies      *copyPlan
+	smallCut    bool
+	learnFrames []symbol.Frame // scratch of learn's lookups
+	rooted      bool           // the unwound stack ended where unwind tables mark the outermost frame
 	// stop is why the unwinder ended the stack being built, when haveStop:
 	// its outermost frame is the unwinder's, not the kernel chain's.
 	stop     symbol.UnwindStop
@@ -212,6 +218,7 @@ func (b *builder) apply(r *sampler.Record) bool {
 		if r.PID == r.TID {
 			b.jitLeaderExited(r.PID)
 		}
+		b.copies.forget(r.TID)
 		if b.off != nil {
 			b.exitedThread(r)
 		}
@@ -349,7 +356,7 @@ func (b *builder) frameStack(r *sampler.Record, deferred bool) (nk int, folded b
 	// The kernel handling cctop's own counting probes is the profiler's
 	// cost, not the program's: one frame under the probed function.
 	nk, folded = b.foldProbes(len(b.frames))
-	b.copyStop, b.rooted, b.haveStop = false, false, false
+	b.copyStop, b.rooted, b.haveStop, b.smallCut = false, false, false, false
 	if len(r.Stack) > 0 && len(r.Regs) > 0 {
 		b.frames = b.unwindUser(r, user, nk)
 	} else {
@@ -382,6 +389,8 @@ func (b *builder) finishStack(nk int, folded bool) {
 		reason = ""
 	case b.copyStop:
 		reason = truncStackCopy
+	case b.smallCut:
+		reason = truncSmallCopy
 	}
 	b.unwound.add(reason)
 	if reason != "" {

@@ -41,6 +41,18 @@ func readNext(ctx context.Context, sess *sampler.Session, b *builder, arm *armer
 	if note := arm.switches.govern(sess, b, time.Now()); note != "" {
 		arm.notes = append(arm.notes, note)
 	}
+	if drained, note := b.copies.govern(sess, time.Now()); drained != nil || note != "" {
+		if drained != nil {
+			b.handle(drained)
+			if b.weights != nil {
+				// Every event was reopened: counters start from zero.
+				b.weights.reset(sess.Generation())
+			}
+		}
+		if note != "" {
+			arm.notes = append(arm.notes, note)
+		}
+	}
 	return n, nil
 }
 
@@ -66,6 +78,9 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	sess, err := sampler.Open(cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if plan.unwind.learn && plan.unwind.copies == nil {
+		plan.unwind.copies = newCopyPlan(leafStackSize, plan.unwind.stack)
 	}
 	res := symbol.NewResolver()
 	res.SetBudget(plan.limits.symbols)
@@ -104,6 +119,7 @@ func newSessionBuilder(res *symbol.Resolver, plan *Plan, sess *sampler.Session) 
 	b.deferLoads = true
 	b.clock = sess.Config().Leader.IsClock()
 	b.dwarf = plan.unwind.mode == unwindDWARF
+	b.copies = plan.unwind.copies
 	b.maxNodes = plan.limits.nodes
 	if plan.hasCalls() {
 		b.weights = newWeighing(plan.trigger, sess.Event, plan.limits.log)
@@ -232,6 +248,10 @@ func profileMeta(cfg sampler.Config, rec *Recording) cct.Meta {
 	}
 	if u := plan.unwind; u.mode != "" {
 		m.Comments = append(m.Comments, fmt.Sprintf("unwind=%s stack_copy=%d", u.mode, u.stack))
+		if c := u.copies; c != nil && c.samples > 0 {
+			m.Comments = append(m.Comments, fmt.Sprintf("stack_copy_learned=fp+%d, %d for %.1f%% of samples",
+				c.small, c.large, 100*float64(c.largeSamples)/float64(c.samples)))
+		}
 		if b := rec.b; b.samples > 0 && u.stack > 0 {
 			m.Comments = append(m.Comments, fmt.Sprintf("stack_copied_mean=%d", b.stackBytes/b.samples))
 		}

@@ -205,12 +205,12 @@ func TestMergeStacks(t *testing.T) {
 		{"nothing shared", []uint64{0x10, 0x21, 0x31}, symbol.StopBad, []uint64{0x10, 0x21, 0x31}},
 	}
 	for _, c := range cases {
-		if got := mergeStacks(c.pcs, c.stop, fp, true, nil); !slices.Equal(got, c.want) {
+		if got, _ := mergeStacks(c.pcs, c.stop, fp, true, nil); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
 		}
 		// Where the unwinder found the frame pointer unusable, the
 		// kernel's chain, which followed it anyway, is not used.
-		if got := mergeStacks(c.pcs, c.stop, fp, false, nil); !slices.Equal(got, c.pcs) {
+		if got, _ := mergeStacks(c.pcs, c.stop, fp, false, nil); !slices.Equal(got, c.pcs) {
 			t.Errorf("%s, frame pointer not trusted: %#x, want %#x", c.name, got, c.pcs)
 		}
 	}

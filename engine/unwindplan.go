@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,15 +36,39 @@ type unwindPlan struct {
 	mode  string // unwindFP or unwindDWARF, as chosen
 	asked string // the --unwind flag
 	why   string // why auto chose mode
-	stack int    // bytes of user stack copied per sample
+	stack int    // bytes of user stack copied per sample (the large copy when learning)
+	// learn: each thread starts on the frame-pointer chain and a small
+	// copy, and takes the large one while its stacks need CFI
+	// (copyplan.go); copies is the session's plan, made when it opens.
+	learn  bool
+	copies *copyPlan
 }
 
 func (u unwindPlan) String() string {
 	s := fmt.Sprintf("unwind %s, %d-byte stack copies", u.mode, u.stack)
+	if u.learn {
+		if u.copies != nil {
+			s = "unwind " + u.copies.String()
+		} else {
+			s = fmt.Sprintf("unwind fp + %s copies, %s for threads whose stacks need CFI", bytesShort(leafStackSize), bytesShort(u.stack))
+		}
+	}
 	if u.why != "" {
 		s += " (" + u.why + ")"
 	}
 	return s
+}
+
+// short is the plan in a word or two, for the counters panel's line.
+func (u unwindPlan) short() string {
+	switch {
+	case u.learn && u.copies != nil && u.copies.samples > 0:
+		return fmt.Sprintf("fp+%s, %s for %.0f%%", bytesShort(u.copies.small), bytesShort(u.copies.large),
+			100*float64(u.copies.largeSamples)/float64(u.copies.samples))
+	case u.learn:
+		return "fp+" + bytesShort(leafStackSize) + " learning"
+	}
+	return cmp.Or(u.mode, unwindFP)
 }
 
 // copied says how much stack the samples actually carried: the kernel
@@ -51,6 +76,9 @@ func (u unwindPlan) String() string {
 func (u unwindPlan) copied(bytes, samples uint64) string {
 	if samples == 0 || u.stack == 0 {
 		return ""
+	}
+	if u.learn {
+		return fmt.Sprintf("%d bytes of user stack copied per sample on average", bytes/samples)
 	}
 	return fmt.Sprintf("%d bytes of user stack copied per sample on average (of %d requested)", bytes/samples, u.stack)
 }
@@ -126,6 +154,13 @@ func planUnwind(asked string, stack int, cfg *sampler.Config, binary string) (un
 		cfg.RingPages = max(cfg.RingPages, ringPagesForSamples(stack, clockRate(cfg)/4))
 	}
 	cfg.UserStack = u.stack
+	if asked == unwindAuto && u.mode == unwindDWARF && !cfg.AllProcesses && stack > leafStackSize {
+		// Learned per thread (copyplan.go), from the large copy down:
+		// no stack is lost while a thread's needs are learned. Over
+		// the whole host the events are the CPUs', and every thread
+		// takes the large copy.
+		u.learn = true
+	}
 	return u, nil
 }
 

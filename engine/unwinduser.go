@@ -16,6 +16,11 @@ const fpUnwindFrames = 3
 // the frame it needed lay beyond the copied stack.
 const truncStackCopy = "deeper than the stack copy (raise --stack-size)"
 
+// truncSmallCopy is why a stack taken with the learning plan's small copy
+// stopped: at a frame that keeps no frame pointer, before its thread's
+// samples took the large copy.
+const truncSmallCopy = "a frame without a frame pointer, before its thread took large stack copies"
+
 // unwindUser appends to b.frames (which holds nk kernel frames) the user
 // stack unwound from the sample's stack copy, continued by the kernel's
 // frame-pointer chain fp where the two meet. It takes fp alone only when
@@ -39,15 +44,23 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 			regs[symbol.RegPC]--
 		}
 	}
+	large := b.dwarf
+	if b.copies != nil {
+		large = b.copies.isLarge(r)
+	}
 	limit := 0
-	if !b.dwarf {
-		// --unwind fp: the copy is for the leaf's caller; past it the
-		// kernel's chain is right wherever the two meet.
+	if !large {
+		// A small copy (--unwind fp's, or the learning plan's): the copy is
+		// for the leaf's caller; past it the kernel's chain is right
+		// wherever the two meet.
 		limit = fpUnwindFrames
 	}
 	pcs, stop := b.res.UnwindUser(pid, &regs, valid, r.Stack, limit, b.pcs[:0])
 	b.pcs = pcs
 	if len(pcs) == 0 {
+		if b.copies != nil {
+			b.copies.observe(r.TID, large, false, "")
+		}
 		return b.userFrames(r, fp, b.frames)
 	}
 	// Where the unwinder found the frame pointer unusable (code with no
@@ -55,9 +68,17 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	// chain, which follows the same frame pointer unchecked, has only
 	// wrong frames past that point: skipped callers at best. --unwind fp
 	// asked for that chain, and keeps it.
-	trustFP := !b.dwarf || (stop != symbol.StopNoInfo && stop != symbol.StopFPCheck)
-	b.merged = mergeStacks(pcs, stop, fp, trustFP, b.merged[:0])
+	// The learning plan's small copies trust it as large ones do: it
+	// checks the chain, and must not take it past such a frame.
+	trustFP := (!large && b.copies == nil) || (stop != symbol.StopNoInfo && stop != symbol.StopFPCheck)
+	var from int
+	b.merged, from = mergeStacks(pcs, stop, fp, trustFP, b.merged[:0])
 	b.stop, b.haveStop = stop, len(b.merged) == len(pcs)
+	if b.copies != nil && b.learn(r, pid, large, stop, from) {
+		// Cut where the chain went wrong: what the kernel's chain has
+		// past that frame is not its callers.
+		b.stop, b.haveStop = symbol.StopCopy, true
+	}
 	if slices.Equal(b.merged, fp) {
 		// The frame-pointer chain was right (the common case in code
 		// built with frame pointers).
@@ -71,7 +92,7 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 		unwound = b.res.Lookup(pid, pc, unwound)
 	}
 	rooted := stop == symbol.StopRoot
-	if !rooted && trustFP && classify(unwound, len(b.merged)) != "" {
+	if !rooted && trustFP && !b.smallCut && classify(unwound, len(b.merged)) != "" {
 		alt := b.userFrames(r, fp, append(b.alt[:0], unwound[:nk]...))
 		if classify(alt, len(fp)) == "" {
 			b.alt = unwound
@@ -81,7 +102,7 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 		b.alt = alt
 	}
 	b.userDepth = len(b.merged)
-	b.copyStop = b.dwarf && stop == symbol.StopCopy && len(b.merged) == len(pcs)
+	b.copyStop = large && stop == symbol.StopCopy && len(b.merged) == len(pcs)
 	b.rooted = rooted
 	return unwound
 }
@@ -93,28 +114,93 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 // the callers of frameless functions, which the unwound pcs have. Without
 // trustFP, fp is not used at all: the unwinder stopped because the frame
 // pointer there is unusable, and fp past that point is wrong.
-func mergeStacks(pcs []uint64, stop symbol.UnwindStop, fp []uint64, trustFP bool, dst []uint64) []uint64 {
+//
+// from is the index in the result of the last frame the unwinder gave
+// whose callers come from fp (their soundness depends on that frame's and
+// the following ones' frame pointers), -1 when fp was not used.
+func mergeStacks(pcs []uint64, stop symbol.UnwindStop, fp []uint64, trustFP bool, dst []uint64) (merged []uint64, from int) {
 	dst = append(dst, pcs...)
 	if stop == symbol.StopRoot || len(fp) < 2 || !trustFP {
-		return dst
+		return dst, -1
 	}
 	for i := len(pcs) - 1; i >= 1; i-- {
 		for j := 1; j < len(fp); j++ {
 			if fp[j] == pcs[i] {
-				return append(dst[:i+1], fp[j+1:]...)
+				return append(dst[:i+1], fp[j+1:]...), i
 			}
 		}
 	}
 	if len(pcs) == 1 {
 		// Nothing unwound past the sampled pc (no CFI there, as in JIT
 		// code): the frame-pointer chain is all there is.
-		return append(dst[:0], fp...)
+		return append(dst[:0], fp...), 0
 	}
-	return dst
+	return dst, -1
+}
+
+// learn checks the sample's stack for the learning plan (copyplan.go):
+// whether it needed the large copy, that is whether some frame whose
+// caller comes (or, on a large copy, would have come) from the kernel's
+// frame-pointer chain keeps no frame pointer by its CFI. On a small copy
+// such a stack is cut after that frame, b.merged shortened, and learn
+// reports true.
+func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.UnwindStop, from int) bool {
+	b.smallCut = false
+	stack := b.merged
+	if large {
+		// As the small copy would have: its first frames unwound from
+		// the copy, the rest from the chain.
+		from = min(fpUnwindFrames-1, len(stack)-1)
+	}
+	needed, module := false, ""
+	if from < 0 {
+		// The chain was not used: the copy's unwinding ran out before
+		// the stack did (a small copy's frame limit, or its end).
+		if !large && (stop == symbol.StopDepth || stop == symbol.StopCopy) {
+			_, module = b.res.FrameStep(pid, stack[len(stack)-1], len(stack) == 1)
+			needed = true
+		}
+	} else {
+		// The outermost frame too: a chain that ends in a frame
+		// without a frame pointer ended because of it.
+		for k := from; k < len(stack); k++ {
+			st, mod := b.res.FrameStep(pid, stack[k], k == 0)
+			if st == symbol.FPLost && b.rootFrame(pid, stack[k], k == 0) {
+				// A thread's first frames (start_thread, the C
+				// library's start of main) keep none: the stack is
+				// whole there.
+				break
+			}
+			if st == symbol.FPLost {
+				needed, module = true, mod
+				if !large {
+					b.merged = b.merged[:k+1]
+					b.smallCut = true
+				}
+				break
+			}
+		}
+	}
+	b.copies.observe(r.TID, large, needed, module)
+	if b.smallCut {
+		b.copies.cut++
+	}
+	return b.smallCut
 }
 
 // pushedFP reports whether the word at the top of a sample's stack copy is
 // its RBP: a push %rbp has just run.
 func pushedFP(stack []byte, regs *symbol.Regs, valid uint64) bool {
 	return len(stack) >= 8 && valid&(1<<symbol.RegFP) != 0 && binary.LittleEndian.Uint64(stack) == regs[symbol.RegFP]
+}
+
+// rootFrame says whether the function at pc (a return address unless
+// exact) is where a thread's stack begins (rootFuncs).
+func (b *builder) rootFrame(pid int, pc uint64, exact bool) bool {
+	if !exact {
+		pc--
+	}
+	b.learnFrames = b.res.Lookup(pid, pc, b.learnFrames[:0])
+	n := len(b.learnFrames)
+	return n > 0 && rootFuncs[b.learnFrames[n-1].Func]
 }

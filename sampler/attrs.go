@@ -25,6 +25,7 @@ type groupAttrs struct {
 	names    []string
 	format   Format
 	entry    bool // the leader is a uprobe at a function's entry
+	copies   bool // the leader copies Config.UserStack bytes of stack (SetUserStacks may change it per thread)
 	allTasks bool
 	paths    [][]byte // uprobe paths: config1 points into them
 }
@@ -81,7 +82,8 @@ func (s *Session) buildAttrs() error {
 			ga.entry = g.Leader.UprobePath != ""
 			if gi == 0 && s.cfg.UserStack > 0 && unwindRegsMask != 0 {
 				a.Sample_regs_user = unwindRegsMask
-				a.Sample_stack_user = uint32(min(s.cfg.UserStack+7, MaxUserStack) &^ 7)
+				a.Sample_stack_user = stackAttrSize(s.cfg.UserStack)
+				ga.copies = true
 			}
 		}
 		if gi == 0 && s.cfg.BranchStack != 0 {
@@ -246,6 +248,10 @@ func (s *Session) setEventPMU(a *unix.PerfEventAttr, spec EventSpec, ga *groupAt
 	uprobeAttr(a, typ, path, spec.UprobeOffset)
 	return nil
 }
+
+// stackAttrSize is the attr's sample_stack_user for a copy of n bytes: the
+// kernel wants a multiple of 8.
+func stackAttrSize(n int) uint32 { return uint32(min(max(n, 8)+7, MaxUserStack) &^ 7) }
 
 // uprobeAttr fills the uprobe PMU's attr fields: config1 carries a pointer
 // to the binary's path as a C string, config2 the file offset. The caller

@@ -179,9 +179,13 @@ type Record struct {
 	// Regs are the user registers in the order of RegsMask's bits
 	// (perf_regs.h numbering), and Stack the copy of the user stack from
 	// the stack pointer up, when the format asks for them (UserStack).
-	Regs        []uint64
-	RegsMask    uint64
-	Stack       []byte
+	Regs     []uint64
+	RegsMask uint64
+	Stack    []byte
+	// StackSize is the copy the sample's event asked for (its
+	// sample_stack_user), which differs between threads whose copies
+	// SetUserStacks changed; Stack holds as much of it as the stack had.
+	StackSize   uint32
 	Chain       []uint64 // raw callchain with context markers
 	Branches    []Branch // the branch stack, newest first, when the format has one
 	TimeEnabled uint64   // group read
@@ -558,6 +562,7 @@ func (d *decoder) sample(c *cursor, r *Record) {
 			return
 		}
 		stack := c.bytes(int(size))
+		r.StackSize = uint32(size)
 		if size != 0 {
 			dyn := c.u64()
 			if dyn < size {

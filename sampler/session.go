@@ -141,6 +141,9 @@ type Session struct {
 	// switchOff: the switch samples are turned off (SetSwitchSamples), and
 	// every context-switches event is kept disabled, new ones included.
 	switchOff bool
+	// stackFor: the user stack copy of threads whose size SetUserStacks
+	// changed, in bytes (stacksize.go); the others copy Config.UserStack.
+	stackFor map[int]int
 }
 
 // Open starts sampling: it launches cfg.Argv with the events enabled from its

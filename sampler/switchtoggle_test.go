@@ -40,7 +40,7 @@ func TestSwitchToggleAttrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	disabled := func(gi int) bool {
-		a := s.threadAttr(&s.groups[gi])
+		a := s.threadAttr(&s.groups[gi], 0)
 		return a.Bits&unix.PerfBitDisabled != 0
 	}
 	if len(s.groups) != 2 || disabled(0) || disabled(1) || !s.SwitchSamplesOn() || s.waitProbes() {

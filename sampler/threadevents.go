@@ -35,65 +35,14 @@ func (s *Session) openThread(tid int) error {
 	}
 	for _, cpu := range s.cpus {
 		for gi := range s.groups {
-			g := &s.groups[gi]
-			if g.allTasks {
+			if s.groups[gi].allTasks {
 				continue
 			}
-			attr := s.threadAttr(g)
-			fd, err := s.k.perfOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			got, err := s.openGroup(tid, cpu, gi)
+			fds = append(fds, got...)
 			if err != nil {
 				return fail(err)
 			}
-			fds = append(fds, fd)
-			if err := s.learnEventID(fd, gi, 0); err != nil {
-				return fail(err)
-			}
-			s.leaders[fd] = true
-			for mi := range g.members {
-				ma := g.members[mi]
-				mfd, err := s.k.perfOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
-				if err != nil {
-					return fail(fmt.Errorf("counter %s: %w", g.names[mi], err))
-				}
-				fds = append(fds, mfd)
-				if err := s.learnEventID(mfd, gi, mi+1); err != nil {
-					return fail(err)
-				}
-			}
-			if owner, ok := s.ringFD[cpu]; ok {
-				if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
-					return fail(fmt.Errorf("redirect ring output: %w", err))
-				}
-				continue
-			}
-			r, err := mmapRing(fd, s.cfg.RingPages)
-			shrunk := false
-			for errors.Is(err, unix.EPERM) && s.cfg.RingPages > minRingPages {
-				// Over the locked-memory allowance (kernel.perf_event_mlock_kb,
-				// then RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK):
-				// smaller rings lose records sooner, no rings lose everything.
-				s.cfg.RingPages /= 2
-				shrunk = true
-				r, err = mmapRing(fd, s.cfg.RingPages)
-			}
-			if errors.Is(err, unix.EPERM) {
-				return fail(ringDenied(s.cfg.RingPages, err))
-			}
-			if err != nil {
-				return fail(err)
-			}
-			if shrunk {
-				s.notes = slices.DeleteFunc(s.notes, func(n string) bool { return strings.HasPrefix(n, ringNotePrefix) })
-				s.note(ringNote(s.cfg.RingPages))
-			}
-			if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
-				r.close()
-				return fail(fmt.Errorf("epoll: %w", err))
-			}
-			s.rings[cpu] = r
-			s.ringFD[cpu] = fd
-			s.ringOwners[fd] = true
-			s.publishRings()
 		}
 	}
 	s.tidFDs[tid] = fds
@@ -102,12 +51,81 @@ func (s *Session) openThread(tid int) error {
 	return nil
 }
 
-// threadAttr is the attr of g's leader as a thread's events open it:
+// openGroup opens group gi on tid and cpu: the leader and its members, with
+// the leader's output going into the CPU's ring, mapped here if it is the
+// CPU's first event. It returns the descriptors opened, also on failure,
+// for the caller to close.
+func (s *Session) openGroup(tid, cpu, gi int) ([]int, error) {
+	var fds []int
+	g := &s.groups[gi]
+	attr := s.threadAttr(g, tid)
+	fd, err := s.k.perfOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return fds, err
+	}
+	fds = append(fds, fd)
+	if err := s.learnEventID(fd, gi, 0); err != nil {
+		return fds, err
+	}
+	s.leaders[fd] = true
+	for mi := range g.members {
+		ma := g.members[mi]
+		mfd, err := s.k.perfOpen(&ma, tid, cpu, fd, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			return fds, fmt.Errorf("counter %s: %w", g.names[mi], err)
+		}
+		fds = append(fds, mfd)
+		if err := s.learnEventID(mfd, gi, mi+1); err != nil {
+			return fds, err
+		}
+	}
+	if owner, ok := s.ringFD[cpu]; ok {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner); err != nil {
+			return fds, fmt.Errorf("redirect ring output: %w", err)
+		}
+		return fds, nil
+	}
+	r, err := mmapRing(fd, s.cfg.RingPages)
+	shrunk := false
+	for errors.Is(err, unix.EPERM) && s.cfg.RingPages > minRingPages {
+		// Over the locked-memory allowance (kernel.perf_event_mlock_kb,
+		// then RLIMIT_MEMLOCK, for a user without CAP_IPC_LOCK):
+		// smaller rings lose records sooner, no rings lose everything.
+		s.cfg.RingPages /= 2
+		shrunk = true
+		r, err = mmapRing(fd, s.cfg.RingPages)
+	}
+	if errors.Is(err, unix.EPERM) {
+		return fds, ringDenied(s.cfg.RingPages, err)
+	}
+	if err != nil {
+		return fds, err
+	}
+	if shrunk {
+		s.notes = slices.DeleteFunc(s.notes, func(n string) bool { return strings.HasPrefix(n, ringNotePrefix) })
+		s.note(ringNote(s.cfg.RingPages))
+	}
+	if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+		r.close()
+		return fds, fmt.Errorf("epoll: %w", err)
+	}
+	s.rings[cpu] = r
+	s.ringFD[cpu] = fd
+	s.ringOwners[fd] = true
+	s.publishRings()
+	return fds, nil
+}
+
+// threadAttr is the attr of g's leader as tid's events open it:
 // disabled while every thread's are being opened (openAllThreads enables
 // them together), and the switch samples' while they are turned off, so
-// that a thread followed after SetSwitchSamples(false) takes none.
-func (s *Session) threadAttr(g *groupAttrs) unix.PerfEventAttr {
+// that a thread followed after SetSwitchSamples(false) takes none; with
+// the stack copy SetUserStacks chose for tid.
+func (s *Session) threadAttr(g *groupAttrs, tid int) unix.PerfEventAttr {
 	attr := g.leader
+	if n, ok := s.stackFor[tid]; ok && g.copies {
+		attr.Sample_stack_user = stackAttrSize(n)
+	}
 	if s.opening || (g.format.OffCPU && s.switchOff) {
 		attr.Bits |= unix.PerfBitDisabled
 	}

@@ -139,6 +139,7 @@ func (s *Session) died(tid int) {
 		return
 	}
 	delete(t.alive, tid)
+	delete(s.stackFor, tid)
 	s.stats.threads.Add(-1)
 	if t.liveIn[pid]--; t.liveIn[pid] <= 0 {
 		delete(t.liveIn, pid)

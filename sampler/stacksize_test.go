@@ -1,0 +1,150 @@
+//go:build linux
+
+package sampler
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+)
+
+// TestSetUserStacks: attached to a target of three workers (a fourth
+// started 700 ms in by its main thread, so sampled by events it
+// inherited), one worker's copies go from 512 bytes to 4 KiB and back at
+// once, each worker's own events reopened alone; the fourth's change waits
+// until a reopen of every event is allowed. Every other thread keeps 512
+// bytes throughout, each sample says the size its event asked for, and
+// nothing stays open after Close.
+func TestSetUserStacks(t *testing.T) {
+	skipIfNoPerf(t)
+	if !UnwindSupported {
+		t.Skip("no user stack copies on this architecture")
+	}
+	bin := buildAttachTarget(t)
+	tg := startTarget(t, bin, "3", "700", "4000")
+	tids := tg.waitWorkers(t, 3)
+	before := openFDs(t)
+	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true, UserStack: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1 := tids["worker 0"]
+	// sizes[tid][size]: samples in the phase under way.
+	type phase map[int]map[uint32]int
+	var phases []phase
+	cur := phase{}
+	next := func() {
+		phases = append(phases, cur)
+		cur = phase{}
+	}
+	take := func(b *Batch) {
+		for _, r := range b.Records {
+			if r.Kind != KindSample || r.StackSize == 0 {
+				continue
+			}
+			if cur[int(r.TID)] == nil {
+				cur[int(r.TID)] = map[uint32]int{}
+			}
+			cur[int(r.TID)][r.StackSize]++
+		}
+	}
+	read := func(d time.Duration) {
+		t.Helper()
+		end := time.Now().Add(d)
+		for time.Now().Before(end) {
+			b, err := s.Next(context.Background())
+			take(b)
+			if errors.Is(err, io.EOF) {
+				t.Fatal("the target exited early")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// settle reads the records in flight from before a change, then
+	// starts a phase.
+	settle := func() { read(150 * time.Millisecond); cur = phase{} }
+
+	read(300 * time.Millisecond)
+	next() // 0: all 512
+	c, err := s.SetUserStacks(map[int]int{w1: 4096}, false)
+	if err != nil || c.Reopened || len(c.Changed) != 1 || len(c.Pending) != 0 {
+		t.Fatalf("worker 1 to 4 KiB: %+v, %v; want it changed alone", c, err)
+	}
+	if s.UserStackOf(w1) != 4096 {
+		t.Errorf("UserStackOf(worker 1) = %d, want 4096", s.UserStackOf(w1))
+	}
+	settle()
+	read(400 * time.Millisecond)
+	next() // 1: worker 1 at 4 KiB
+	all := tg.waitWorkers(t, 4)
+	w4 := all["worker 3"]
+	read(100 * time.Millisecond) // its FORK record
+	c, err = s.SetUserStacks(map[int]int{w1: 0, w4: 2048}, false)
+	if err != nil || c.Reopened || len(c.Changed) != 1 || c.Changed[0] != w1 || len(c.Pending) != 1 || c.Pending[0] != w4 {
+		t.Fatalf("worker 1 back, worker 4 (inherited) to 2 KiB without a reopen: %+v, %v", c, err)
+	}
+	settle()
+	read(300 * time.Millisecond)
+	next() // 2: all 512 again, worker 4 too
+	c, err = s.SetUserStacks(map[int]int{w4: 2048}, true)
+	if err != nil || !c.Reopened || len(c.Changed) != 1 || c.Batch == nil {
+		t.Fatalf("worker 4 with a reopen: %+v, %v", c, err)
+	}
+	take(c.Batch)
+	settle()
+	read(400 * time.Millisecond)
+	next() // 3: worker 4 at 2 KiB, now on its own events
+	c, err = s.SetUserStacks(map[int]int{w4: 512}, false)
+	if err != nil || c.Reopened || len(c.Changed) != 1 {
+		t.Fatalf("worker 4 back, its own events now: %+v, %v", c, err)
+	}
+	settle()
+	read(300 * time.Millisecond)
+	next() // 4: all 512
+	for {
+		b, err := s.Next(context.Background())
+		take(b)
+		if err != nil {
+			break
+		}
+	}
+	s.Close()
+
+	want := func(p int, tid int) uint32 {
+		switch {
+		case p == 1 && tid == w1:
+			return 4096
+		case p == 3 && tid == w4:
+			return 2048
+		}
+		return 512
+	}
+	for p, ph := range phases {
+		for _, name := range []string{"worker 0", "worker 1", "worker 2", "worker 3"} {
+			tid := all[name]
+			if p < 2 && name == "worker 3" {
+				continue // not started in every one
+			}
+			got := ph[tid]
+			w := want(p, tid)
+			n := 0
+			for _, v := range got {
+				n += v
+			}
+			if n < 20 {
+				t.Errorf("phase %d: %s has %d samples: %v", p, name, n, got)
+				continue
+			}
+			if got[w] != n {
+				t.Errorf("phase %d: %s's samples by copy size %v, want all of %d", p, name, got, w)
+			}
+		}
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("descriptors: %d before, %d after Close", before, after)
+	}
+}

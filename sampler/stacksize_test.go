@@ -148,3 +148,45 @@ func TestSetUserStacks(t *testing.T) {
 		t.Errorf("descriptors: %d before, %d after Close", before, after)
 	}
 }
+
+// TestSetUserStacksManyCPUs: on 64 CPUs (at the kernel boundary), one
+// thread's new copy size opens its sampling group once per CPU, whatever
+// the other threads: 64 events, not threads x CPUs.
+func TestSetUserStacksManyCPUs(t *testing.T) {
+	skipIfNoPerf(t)
+	if !UnwindSupported {
+		t.Skip("no user stack copies on this architecture")
+	}
+	bin := buildAttachTarget(t)
+	tg := startTarget(t, bin, "3", "100000", "3000")
+	tids := tg.waitWorkers(t, 3)
+	fake, k := newFakeCPUs(t, 64)
+	s, err := openWith(Config{PID: tg.pid, Freq: 99, UserOnly: true, UserStack: 8192}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(fake.calls)
+	if before < 4*64 {
+		t.Fatalf("%d events opened for 4 threads on 64 CPUs", before)
+	}
+	c, err := s.SetUserStacks(map[int]int{tids["worker 1"]: 512}, false)
+	if err != nil || len(c.Changed) != 1 {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	fake.mu.Lock()
+	opened := fake.calls[before:]
+	fake.mu.Unlock()
+	if len(opened) != 64 {
+		t.Errorf("%d events opened for one thread's change, want 64", len(opened))
+	}
+	for _, call := range opened {
+		if call.pid != tids["worker 1"] || call.attr.Sample_stack_user != 512 {
+			t.Errorf("opened on %d with a %d-byte copy, want worker 1's with 512", call.pid, call.attr.Sample_stack_user)
+			break
+		}
+	}
+}

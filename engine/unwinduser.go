@@ -149,8 +149,15 @@ func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.Unwi
 	stack := b.merged
 	if large {
 		// As the small copy would have: its first frames unwound from
-		// the copy, the rest from the chain.
-		from = min(fpUnwindFrames-1, len(stack)-1)
+		// the copy, the rest from the chain, which meets them where it
+		// is right, after the leaf's caller at the latest: a frame after
+		// the leaf without a frame pointer, or a leaf that uses RBP as a
+		// plain register, would have made it wrong.
+		from = min(1, len(stack)-1)
+		if st, mod := b.res.FrameStep(pid, stack[0], true); st == symbol.FPClobbered {
+			b.copies.observe(r.TID, large, true, mod)
+			return false
+		}
 	}
 	needed, module := false, ""
 	if from < 0 {
@@ -165,13 +172,14 @@ func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.Unwi
 		// without a frame pointer ended because of it.
 		for k := from; k < len(stack); k++ {
 			st, mod := b.res.FrameStep(pid, stack[k], k == 0)
-			if st == symbol.FPLost && b.rootFrame(pid, stack[k], k == 0) {
+			lost := st == symbol.FPLost || st == symbol.FPClobbered
+			if lost && b.rootFrame(pid, stack[k], k == 0) {
 				// A thread's first frames (start_thread, the C
 				// library's start of main) keep none: the stack is
 				// whole there.
 				break
 			}
-			if st == symbol.FPLost {
+			if lost {
 				needed, module = true, mod
 				if !large {
 					b.merged = b.merged[:k+1]

@@ -27,6 +27,11 @@ const (
 	// FPLost: CFI finds the caller without the frame pointer: the chain's
 	// next entries are wrong.
 	FPLost
+	// FPClobbered: as FPLost, and the function saves RBP to use it as a
+	// plain register: at the sampled pc the chain is garbage from its
+	// first entry on, where a leaf that leaves RBP alone only skips its
+	// caller.
+	FPClobbered
 )
 
 // FrameStep says how pid's frame at pc finds its caller. exact is false
@@ -81,6 +86,9 @@ func ruleStep(rule *cfi.Rule) FPStep {
 	if cfa.Kind() == cfi.InRegister && cfa.Reg() == cfi.RegRBP && cfa.Offset() == 16 &&
 		bp.Kind() == cfi.AtCFA && bp.Offset() == -16 && ra.Kind() == cfi.AtCFA && ra.Offset() == -8 && !rule.Signal() {
 		return FPKept
+	}
+	if bp.Kind() == cfi.AtCFA {
+		return FPClobbered
 	}
 	return FPLost
 }

@@ -117,6 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var err error
+	defer startSelfTrace(stderr)()
 	switch args[0] {
 	case "demo":
 		err = cmdDemo(args[1:], stdout, stderr)

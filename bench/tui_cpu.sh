@@ -23,6 +23,9 @@
 #   perf-top     `perf top -F 999 -g -p PID` in tmux (160x50): perf's own live
 #                view, which symbolizes and aggregates as cctop does (its
 #                display refreshes every 2 s, cctop's every 1 s: --refresh)
+#   perf-top-dwarf  the same with --call-graph dwarf (8 KiB stack copies
+#                unwound with libdw): the reference for a target that keeps
+#                no frame pointers (TARGET=cxx)
 #
 # For each it prints the tool's CPU (user+sys; also from the threads'
 # schedstat run times in ns, which resolve perf record's tiny figure), the
@@ -33,10 +36,12 @@
 #
 # Environment: WARM (seconds), TARGET=go (default: `cctop workload density
 # -threads 4 -loop`) or TARGET=c (a C program with 4 spinning threads, built
-# with gcc) or TARGET=idle (a sleeping process: what watching costs when
+# with gcc) or TARGET=cxx (a C++ program with 4 threads built with g++ -O2,
+# no frame pointers: its stacks need CFI) or TARGET=idle (a sleeping process: what watching costs when
 # nothing happens), PHASES (default "cctop cctop-none perf-record perf-top"),
 # PROFILE=1 also records where cctop's own time goes (`perf record -g -p
 # <cctop pid>` during the cctop phase) and prints the top of `perf report`;
+# CCTOP=path measures that cctop binary instead of building this checkout's;
 # CCTOP_ENV="VAR=value ..." runs cctop with those variables (GOMAXPROCS=8,
 # say, to see what the Go scheduler's share is).
 set -euo pipefail
@@ -56,6 +61,7 @@ need perf "apt-get install linux-perf (the reference)"
 need getconf "part of libc-bin"
 need awk "apt-get install gawk or mawk"
 [[ $TARGET == c ]] && need gcc "apt-get install gcc (TARGET=c)"
+[[ $TARGET == cxx ]] && need g++ "apt-get install g++ (TARGET=cxx)"
 [[ $SECS =~ ^[0-9]+$ && $SECS -gt 0 ]] || die "usage: bash bench/tui_cpu.sh [SECONDS]"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -99,8 +105,12 @@ busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
 now() { date +%s.%N; }
 pct() { awk -v t="$1" -v w="$2" -v hz="$hz" 'BEGIN{printf "%.2f", 100 * t / hz / w}'; }
 
-echo "building cctop..." >&2
-(cd "$root" && go build -o "$tmp/cctop" .) || die "go build failed"
+if [[ -n ${CCTOP:-} ]]; then
+	cp "$CCTOP" "$tmp/cctop" || die "CCTOP=$CCTOP: cannot copy it"
+else
+	echo "building cctop..." >&2
+	(cd "$root" && go build -o "$tmp/cctop" .) || die "go build failed"
+fi
 
 case $TARGET in
 go)
@@ -134,12 +144,48 @@ EOF
 	target_pid=$!
 	target_desc="spin4 (C, gcc -O1 -fno-omit-frame-pointer, 4 spinning threads)"
 	;;
+cxx)
+	cat >"$tmp/spin4.cc" <<'EOF'
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+#include <cstdint>
+volatile uint64_t sink;
+// Deep enough that the stacks say something: run -> step -> the map's
+// and string's code, all without frame pointers.
+template <int D> __attribute__((noinline)) uint64_t step(std::map<uint64_t, std::string> &m, uint64_t x) {
+	if constexpr (D == 0) {
+		x = x * 6364136223846793005ULL + 1;
+		auto &s = m[x % 4096];
+		s.assign(16 + x % 48, char('a' + x % 26));
+		return x ^ s.size();
+	} else {
+		return step<D - 1>(m, x + D) + 1;
+	}
+}
+__attribute__((noinline)) void run(int id) {
+	std::map<uint64_t, std::string> m;
+	uint64_t x = id + 1;
+	for (;;) x = step<6>(m, x), sink = x;
+}
+int main() {
+	std::vector<std::thread> t;
+	for (int i = 0; i < 4; i++) t.emplace_back(run, i);
+	t[0].join();
+}
+EOF
+	g++ -O2 -std=c++17 -fomit-frame-pointer -pthread -o "$tmp/spin4cxx" "$tmp/spin4.cc" || die "g++ failed"
+	"$tmp/spin4cxx" &
+	target_pid=$!
+	target_desc="spin4cxx (C++, g++ -O2 without frame pointers, 4 threads in std::map and std::string)"
+	;;
 idle)
 	sleep 1000000 &
 	target_pid=$!
 	target_desc="sleep (an idle target: the cost of watching nothing)"
 	;;
-*) die "TARGET must be go, c or idle" ;;
+*) die "TARGET must be go, c, cxx or idle" ;;
 esac
 sleep 1
 alive "$target_pid" || die "the target did not start"
@@ -258,9 +304,9 @@ run_perf_record() {
 }
 
 run_perf_top() {
-	local name=perf-top
+	local name=${1:-perf-top} graph=${2:--g}
 	tmux kill-session -t "=$sess" 2>/dev/null || true
-	tmux new-session -d -s "$sess" -x 160 -y 50 "exec perf top -F 999 -g -p $target_pid 2>$tmp/perftop.err"
+	tmux new-session -d -s "$sess" -x 160 -y 50 "exec perf top -F 999 $graph -p $target_pid 2>$tmp/perftop.err"
 	tool_pid=$(tmux display-message -p -t "=$sess:" '#{pane_pid}')
 	sleep "$WARM"
 	alive "$tool_pid" || die "perf top failed: $(cat "$tmp/perftop.err")"
@@ -282,25 +328,29 @@ for ph in $PHASES; do
 	cctop-fp) run_cctop cctop-fp --calls none --unwind fp ;;
 	perf-record) run_perf_record ;;
 	perf-top) run_perf_top ;;
+	perf-top-dwarf) run_perf_top perf-top-dwarf "--call-graph dwarf" ;;
 	*) die "unknown phase $ph" ;;
 	esac
 done
 
 echo
 echo "target: $target_desc; measured ${SECS}s after ${WARM}s warm-up; % of one core"
-printf '%-12s %7s %8s %9s %10s %9s %8s %12s %9s %8s\n' phase tool% "(sys%)" "tool%(ns)" samples/s target% other% "/perf-record" "/perf-top" "quit"
+# The live reference: perf top -g, or with DWARF when only that ran.
+topname=perf-top
+[[ -z ${R_NS[perf-top]:-} && -n ${R_NS[perf-top-dwarf]:-} ]] && topname=perf-top-dwarf
+printf '%-14s %7s %8s %9s %10s %9s %8s %12s %9s %8s\n' phase tool% "(sys%)" "tool%(ns)" samples/s target% other% "/perf-record" "/$topname" "quit"
 ref=${R_NS[perf-record]:-}
-reftop=${R_NS[perf-top]:-}
+reftop=${R_NS[$topname]:-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{if (b > 0) printf "%.2fx", a / b; else print "inf"}'; }
 for ph in $PHASES; do
 	ratio=- ratiotop=-
 	if [[ -n $ref && $ph != perf-record ]]; then
 		ratio=$(ratio "${R_NS[$ph]}" "$ref")
 	fi
-	if [[ -n $reftop && $ph != perf-top ]]; then
+	if [[ -n $reftop && $ph != "$topname" ]]; then
 		ratiotop=$(ratio "${R_NS[$ph]}" "$reftop")
 	fi
-	printf '%-12s %7s %8s %9s %10s %9s %8s %12s %9s %8s\n' "$ph" "${R_TOOL[$ph]}" "(${R_SYS[$ph]})" "${R_NS[$ph]}" "${R_RATE[$ph]}" \
+	printf '%-14s %7s %8s %9s %10s %9s %8s %12s %9s %8s\n' "$ph" "${R_TOOL[$ph]}" "(${R_SYS[$ph]})" "${R_NS[$ph]}" "${R_RATE[$ph]}" \
 		"${R_TARGET[$ph]}" "${R_OTHER[$ph]}" "$ratio" "$ratiotop" "${R_EXIT[$ph]}"
 done
 echo "tool%: the tool's utime+stime from /proc/PID/stat over the interval, % of one core (sys% the stime part);"

@@ -49,7 +49,8 @@ type Poller struct {
 	passed *sync.Cond
 	// pending are the processes to look at for an interpreter.
 	pending []int
-	woken   atomic.Bool // processes to look at were added
+	woken   atomic.Bool   // processes to look at were added
+	kick    chan struct{} // ends the idle poller's wait (woken, or Close)
 	stopped atomic.Bool
 	done    chan struct{}
 
@@ -132,8 +133,6 @@ const (
 	minPeriod = time.Millisecond
 	maxPeriod = 5 * time.Millisecond
 	paceEvery = uint64(1e9)
-	// idleLook is the poller's sleep while it has no interpreter to read.
-	idleLook = 10 * time.Millisecond
 	// yieldAfter: the runtime's monitor preempts a goroutine that has
 	// held its P for 10 ms (forcePreemptNS); the poller yields first.
 	yieldAfter = uint64(8e6)
@@ -161,7 +160,7 @@ func newPoller(period time.Duration, budget float64, newMem func(int) Memory) *P
 		budget = DefaultBudget
 	}
 	p := &Poller{base: period, share: budget, newMem: newMem, procs: map[int]*proc{},
-		done: make(chan struct{})}
+		done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	p.period.Store(int64(max(period, maxPeriod)))
 	p.passed = sync.NewCond(&p.mu)
 	go p.run()
@@ -179,7 +178,16 @@ func (p *Poller) Add(pid int) {
 	p.procs[pid] = &proc{pid: pid, threads: map[int]*thread{}}
 	p.pending = append(p.pending, pid)
 	p.mu.Unlock()
+	p.wake()
+}
+
+// wake has the poller look at the processes added.
+func (p *Poller) wake() {
 	p.woken.Store(true)
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Forget drops what the poller knows of pid (an exec: another program, or
@@ -206,6 +214,7 @@ func (p *Poller) Close() {
 	if p.stopped.Swap(true) {
 		return
 	}
+	p.wake()
 	<-p.done
 }
 
@@ -421,8 +430,8 @@ func (p *Poller) run() {
 	// before the runtime's monitor would preempt it (forcePreemptNS, 10
 	// ms), which spares the signal, its interrupted sleep and the pass
 	// after it.
-	// Until an interpreter is found, none of this: a Go sleep between
-	// looks, which costs the rest of cctop nothing.
+	// Until an interpreter is found, none of this: the goroutine waits
+	// on a channel for processes to look at, which costs nothing.
 	raised, reading := false, false
 	defer func() {
 		if raised {
@@ -451,7 +460,11 @@ func (p *Poller) run() {
 				rawSleepUntil(next)
 			}
 		} else {
-			time.Sleep(idleLook)
+			// Nothing to read: asleep until a process is added or
+			// looked at again (its timer), or Close. Not on a timer of
+			// its own, which woke cctop a hundred times a second
+			// whatever the target.
+			<-p.kick
 		}
 		if p.woken.Swap(false) {
 			p.look()
@@ -539,7 +552,7 @@ func (p *Poller) look() {
 				p.mu.Lock()
 				p.pending = append(p.pending, pid)
 				p.mu.Unlock()
-				p.woken.Store(true)
+				p.wake()
 			})
 		case errors.Is(err, ErrNotPython):
 		default:

@@ -231,6 +231,9 @@ func StartLive(cfg sampler.Config, plan *Plan, stderr io.Writer) (*Live, error) 
 		// of nothing. The TUI's requests wake the reader (Do).
 		cfg.IdlePoll = liveIdlePoll
 	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = livePoll
+	}
 	sess, b, err := startSession(cfg, plan, stderr)
 	if err != nil {
 		return nil, err

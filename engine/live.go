@@ -148,6 +148,13 @@ func triggerLost(trigger string, lost uint64) uint64 {
 // sends nothing.
 const liveIdlePoll = time.Second
 
+// livePoll is how often the live reader reads the rings while samples
+// come: the screen shows a snapshot a second (--refresh), and each read is
+// a wake of the reader, the aggregator and the runtime's monitor (at 100
+// ms, the sampler's default, a tenth of cctop's wake-ups on a busy
+// target). A ring that fills a quarter wakes it sooner.
+const livePoll = 250 * time.Millisecond
+
 func (l *Live) Msgs() <-chan tea.Msg { return l.msgs }
 
 func (l *Live) send(m tea.Msg) {

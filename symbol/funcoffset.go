@@ -32,9 +32,13 @@ func FuncLocation(path, name string) (vaddr, offset uint64, err error) {
 		return 0, 0, fmt.Errorf("symbol: %s: %w", path, err)
 	}
 	segs := loadSegments(f.Progs)
-	symtab, _ := f.Symbols()
-	vaddr, ok := funcByName(symtab, name)
-	if !ok && len(symtab) == 0 {
+	vaddr, ok, scanned := funcBySymtabScan(f, file, name)
+	var symtab []elf.Symbol
+	if !scanned {
+		symtab, _ = f.Symbols()
+		vaddr, ok = funcByName(symtab, name)
+	}
+	if !ok && !scanned && len(symtab) == 0 {
 		if dbg := findDebugFile(f, path, buildID(f), os.Open); dbg != nil {
 			dsyms, _ := dbg.Symbols()
 			dbg.Close()
@@ -46,6 +50,9 @@ func FuncLocation(path, name string) (vaddr, offset uint64, err error) {
 		vaddr, ok = funcByName(dynsym, name)
 	}
 	if !ok {
+		if scanned && symtab == nil {
+			symtab, _ = f.Symbols() // the Go table finds its sections by them
+		}
 		if g := newGoTable(f, symtab, segs, st.Size()); g != nil {
 			vaddr, ok = g.lookupFunc(name)
 		}

@@ -117,7 +117,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var err error
-	defer startSelfTrace(stderr)()
+	if args[0] != engine.ReleaseCmd { // the child that closes probes after quit: not cctop's run
+		defer startSelfTrace(stderr)()
+	}
 	switch args[0] {
 	case "demo":
 		err = cmdDemo(args[1:], stdout, stderr)

@@ -28,6 +28,9 @@ type chunk struct {
 	// written before are in the chunk, and the wait probes' records up
 	// to there can go with them.
 	at uint64
+	// slack counts the passes in a row that used under a quarter of the
+	// buffer (keepData).
+	slack int
 }
 
 // chunks is how many passes may wait for the consumer.
@@ -219,11 +222,29 @@ func (s *Session) decodeChunk(c *chunk, b *Batch) {
 // held: a pass at 1000 Hz with stack copies is about 100 KiB.
 const chunkKeepFloor = 256 << 10
 
-// keepData reports whether c keeps its buffer for the next pass.
+// keepData reports whether c keeps its buffer for the next pass: not past
+// maxChunkKeep, nor once chunkSlack passes in a row have used under a
+// quarter of it. Not after one such pass: the passes a ring's watermark
+// wakes come between the timed ones and hold a fraction of theirs, and
+// dropping the buffer at each had the reader grow a new one a few times a
+// second (1.3 MB/s of garbage in the live view, most of what its collector
+// worked on).
 func (c *chunk) keepData() bool {
 	n := cap(c.data)
-	return n <= maxChunkKeep && (n <= chunkKeepFloor || len(c.data) >= n/4)
+	if n > maxChunkKeep {
+		return false
+	}
+	if n <= chunkKeepFloor || len(c.data) >= n/4 {
+		c.slack = 0
+		return true
+	}
+	c.slack++
+	return c.slack < chunkSlack
 }
+
+// chunkSlack is how many passes in a row a chunk may use under a quarter
+// of its buffer before it lets it go.
+const chunkSlack = 16
 
 // keepFree is how many idle chunks wait for the reader: it fills one a
 // pass, and more are made only while the consumer holds them.
@@ -238,7 +259,7 @@ const keepFree = 8
 // a buffer every pass: 3x the live view's CPU.)
 func (s *Session) recycle(c *chunk) {
 	if !c.keepData() {
-		c.data = nil
+		c.data, c.slack = nil, 0
 	}
 	if len(s.rd.free) >= keepFree {
 		s.rd.made.Add(-1) // the reader makes another when it runs short

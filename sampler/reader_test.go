@@ -96,8 +96,9 @@ func TestBatchBorrowsChunkStacks(t *testing.T) {
 }
 
 // TestChunkLetsBurstGo: a chunk keeps its buffer while its passes use a
-// good part of it, and lets a buffer grown for a burst go once they do
-// not; small buffers stay whatever they hold.
+// good part of it, and lets a buffer grown for a burst go once they have
+// not for chunkSlack passes in a row (a small pass between big ones, as a
+// ring's watermark wakes, keeps it); small buffers stay whatever they hold.
 func TestChunkLetsBurstGo(t *testing.T) {
 	for _, c := range []struct {
 		cap, len int
@@ -110,8 +111,22 @@ func TestChunkLetsBurstGo(t *testing.T) {
 		{maxChunkKeep + 1, maxChunkKeep + 1, false},
 	} {
 		ch := &chunk{data: make([]byte, c.len, c.cap)}
-		if got := ch.keepData(); got != c.keep {
-			t.Errorf("a %d-byte buffer holding %d: keep %v, want %v", c.cap, c.len, got, c.keep)
+		got := true
+		for range chunkSlack {
+			got = got && ch.keepData()
+		}
+		if got != c.keep {
+			t.Errorf("a %d-byte buffer holding %d for %d passes: keep %v, want %v", c.cap, c.len, chunkSlack, got, c.keep)
+		}
+	}
+	ch := &chunk{data: make([]byte, 0, 4<<20)}
+	for i := range 3 * chunkSlack {
+		ch.data = ch.data[:0]
+		if i%4 == 0 {
+			ch.data = ch.data[:2<<20] // a timed pass among watermark ones
+		}
+		if !ch.keepData() {
+			t.Fatalf("pass %d: a buffer that every fourth pass fills by half went", i)
 		}
 	}
 }

@@ -33,6 +33,11 @@ func FuncLocation(path, name string) (vaddr, offset uint64, err error) {
 	}
 	segs := loadSegments(f.Progs)
 	vaddr, ok, scanned := funcBySymtabScan(f, file, name)
+	if scanned && !ok {
+		// Go's assembly functions are in its .symtab with their ABI
+		// ("runtime.futex.abi0"); the profile names them without.
+		vaddr, ok, _ = funcBySymtabScan(f, file, name+".abi0")
+	}
 	var symtab []elf.Symbol
 	if !scanned {
 		symtab, _ = f.Symbols()

@@ -120,4 +120,3 @@ func stringOffsets(r io.ReaderAt, off, size uint64, needle, buf []byte) []uint64
 	}
 	return out
 }
-

@@ -87,7 +87,11 @@ func ruleStep(rule *cfi.Rule) FPStep {
 		bp.Kind() == cfi.AtCFA && bp.Offset() == -16 && ra.Kind() == cfi.AtCFA && ra.Offset() == -8 && !rule.Signal() {
 		return FPKept
 	}
-	if bp.Kind() == cfi.AtCFA {
+	if bp.Kind() == cfi.AtCFA && !(cfa.Kind() == cfi.InRegister && cfa.Reg() == cfi.RegRSP && cfa.Offset() <= 16) {
+		// Saved to be used: RBP may hold anything now. Not at CFA =
+		// RSP+16 or +8: right after a prologue's push %rbp, or after
+		// the epilogue's pop (GCC leaves the rule of the save in
+		// force), it holds the caller's frame pointer.
 		return FPClobbered
 	}
 	return FPLost

@@ -45,7 +45,10 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 		}
 	}
 	large := b.dwarf
-	if b.copies != nil {
+	// The plan learns from the samples its events took; the wait probes'
+	// stacks, read from /proc, have the configured (large) copy.
+	learning := b.copies != nil && r.StackSize > 0 && !r.Probed
+	if learning {
 		large = b.copies.isLarge(r)
 	}
 	limit := 0
@@ -58,7 +61,7 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	pcs, stop := b.res.UnwindUser(pid, &regs, valid, r.Stack, limit, b.pcs[:0])
 	b.pcs = pcs
 	if len(pcs) == 0 {
-		if b.copies != nil {
+		if learning {
 			b.copies.observe(r.TID, large, false, "")
 		}
 		return b.userFrames(r, fp, b.frames)
@@ -70,11 +73,11 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	// asked for that chain, and keeps it.
 	// The learning plan's small copies trust it as large ones do: it
 	// checks the chain, and must not take it past such a frame.
-	trustFP := (!large && b.copies == nil) || (stop != symbol.StopNoInfo && stop != symbol.StopFPCheck)
+	trustFP := (!large && !learning) || (stop != symbol.StopNoInfo && stop != symbol.StopFPCheck)
 	var from int
 	b.merged, from = mergeStacks(pcs, stop, fp, trustFP, b.merged[:0])
 	b.stop, b.haveStop = stop, len(b.merged) == len(pcs)
-	if b.copies != nil && b.learn(r, pid, large, stop, from) {
+	if learning && b.learn(r, pid, large, stop, from) {
 		// Cut where the chain went wrong: what the kernel's chain has
 		// past that frame is not its callers.
 		b.stop, b.haveStop = symbol.StopCopy, true

@@ -14,12 +14,7 @@ import (
 // size, and it holds the return addresses the kernel's frame-pointer walk
 // found, at their places above SP.
 func TestUserStackCopy(t *testing.T) {
-	skipIfNoPerf(t)
-	if !UnwindSupported {
-		t.Skip("no user-space unwinding on this architecture")
-	}
-	bin := buildAttachTarget(t)
-	tg := startTarget(t, bin, "2", "0", "1500")
+	tg := startStackTarget(t, "2", "0", "1500")
 	tg.waitWorkers(t, 2)
 	s, err := Open(Config{PID: tg.pid, Freq: 499, UserOnly: true, UserStack: 4096, RingPages: 128})
 	if err != nil {

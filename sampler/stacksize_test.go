@@ -18,12 +18,7 @@ import (
 // bytes throughout, each sample says the size its event asked for, and
 // nothing stays open after Close.
 func TestSetUserStacks(t *testing.T) {
-	skipIfNoPerf(t)
-	if !UnwindSupported {
-		t.Skip("no user stack copies on this architecture")
-	}
-	bin := buildAttachTarget(t)
-	tg := startTarget(t, bin, "3", "700", "4000")
+	tg := startStackTarget(t, "3", "700", "4000")
 	tids := tg.waitWorkers(t, 3)
 	before := openFDs(t)
 	s, err := Open(Config{PID: tg.pid, Freq: 999, UserOnly: true, UserStack: 512})
@@ -153,12 +148,7 @@ func TestSetUserStacks(t *testing.T) {
 // thread's new copy size opens its sampling group once per CPU, whatever
 // the other threads: 64 events, not threads x CPUs.
 func TestSetUserStacksManyCPUs(t *testing.T) {
-	skipIfNoPerf(t)
-	if !UnwindSupported {
-		t.Skip("no user stack copies on this architecture")
-	}
-	bin := buildAttachTarget(t)
-	tg := startTarget(t, bin, "3", "100000", "3000")
+	tg := startStackTarget(t, "3", "100000", "3000")
 	tids := tg.waitWorkers(t, 3)
 	fake, k := newFakeCPUs(t, 64)
 	s, err := openWith(Config{PID: tg.pid, Freq: 99, UserOnly: true, UserStack: 8192}, k)
@@ -189,4 +179,15 @@ func TestSetUserStacksManyCPUs(t *testing.T) {
 			break
 		}
 	}
+}
+
+// startStackTarget starts testdata/attach.c with args where user stack
+// copies can be taken, and skips the test elsewhere.
+func startStackTarget(t *testing.T, args ...string) *target {
+	t.Helper()
+	skipIfNoPerf(t)
+	if !UnwindSupported {
+		t.Skip("no user stack copies on this architecture")
+	}
+	return startTarget(t, buildAttachTarget(t), args...)
 }

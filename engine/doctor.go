@@ -399,7 +399,7 @@ func unwindCheck() Check {
 		return c
 	}
 	c.OK = true
-	c.Detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per module and frame (doctor -p PID shows a process's result)", defaultStackSize)
+	c.Detail = fmt.Sprintf("frame pointers and DWARF CFI (%d-byte user stack copies); --unwind auto picks per module and frame, and per thread the copy: %d bytes with the kernel's frame-pointer chain while its stacks keep frame pointers, %d unwound with CFI while they do not (doctor -p PID shows a process's result)", defaultStackSize, leafStackSize, defaultStackSize)
 	for _, libc := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"} {
 		if _, err := os.Stat(libc); err == nil {
 			_, why := symbol.FramePointers(libc)

@@ -66,10 +66,47 @@ type copyPlan struct {
 	reopenGap    time.Duration
 	off          string // why the plan stopped learning (a change failed)
 
+	// bottoms are the frames past a thread's first frame of a root
+	// function (bottomKey), as large copies unwound them: the kernel's
+	// chain ends at that frame, in a C library without frame pointers
+	// (__libc_start_call_main, start_thread), and a small copy's stack
+	// gets the same bottom frames as a large copy's, not a context of its
+	// own one frame short.
+	bottoms map[bottomKey][]uint64
+
 	samples, largeSamples uint64
 	cut                   uint64            // small-copy samples cut where a frame needed CFI
 	needBy                map[string]uint64 // samples that needed the large copy, by the module of the frame
 	ups, downs, reopens   int
+}
+
+// bottomKey is a root function's frame: its process and return address.
+type bottomKey struct {
+	pid uint32
+	pc  uint64
+}
+
+// maxBottoms bounds the bottoms kept: a few per process.
+const maxBottoms = 4096
+
+// bottom is what a small copy's stack ending at pc (a frame of a root
+// function) lacks, and whether a large copy has shown it (possibly
+// nothing: the stack ends there).
+func (p *copyPlan) bottom(pid uint32, pc uint64) ([]uint64, bool) {
+	rest, ok := p.bottoms[bottomKey{pid, pc}]
+	return rest, ok
+}
+
+// keepBottom remembers the frames past pc, once.
+func (p *copyPlan) keepBottom(pid uint32, pc uint64, rest []uint64) {
+	k := bottomKey{pid, pc}
+	if _, ok := p.bottoms[k]; ok {
+		return
+	}
+	if p.bottoms == nil || len(p.bottoms) >= maxBottoms {
+		p.bottoms = map[bottomKey][]uint64{}
+	}
+	p.bottoms[k] = append([]uint64(nil), rest...)
 }
 
 // copyThread is one thread's state.

@@ -176,20 +176,36 @@ func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.Unwi
 		for k := from; k < len(stack); k++ {
 			st, mod := b.res.FrameStep(pid, stack[k], k == 0)
 			lost := st == symbol.FPLost || st == symbol.FPClobbered
-			if lost && b.rootFrame(pid, stack[k], k == 0) {
-				// A thread's first frames (start_thread, the C
-				// library's start of main) keep none: the stack is
-				// whole there.
-				break
+			if !lost {
+				continue
 			}
-			if lost {
-				needed, module = true, mod
-				if !large {
-					b.merged = b.merged[:k+1]
-					b.smallCut = true
+			if b.rootFrame(pid, stack[k], k == 0) {
+				// A thread's first frames (start_thread, the C
+				// library's start of main) keep none, and the chain
+				// stops there; CFI goes on to _start or clone3. A
+				// large copy's stack teaches those bottom frames,
+				// which a small copy's then gets (the same context,
+				// not one a frame short); one whose bottom is not
+				// known yet needed the large copy.
+				if large {
+					if k+1 < len(stack) {
+						b.copies.keepBottom(uint32(pid), stack[k], stack[k+1:])
+					}
+				} else if k == len(stack)-1 {
+					if rest, known := b.copies.bottom(uint32(pid), stack[k]); known {
+						b.merged = append(b.merged, rest...)
+					} else {
+						needed, module = true, mod
+					}
 				}
 				break
 			}
+			needed, module = true, mod
+			if !large {
+				b.merged = b.merged[:k+1]
+				b.smallCut = true
+			}
+			break
 		}
 	}
 	b.copies.observe(r.TID, large, needed, module)
@@ -197,12 +213,6 @@ func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.Unwi
 		b.copies.cut++
 	}
 	return b.smallCut
-}
-
-// pushedFP reports whether the word at the top of a sample's stack copy is
-// its RBP: a push %rbp has just run.
-func pushedFP(stack []byte, regs *symbol.Regs, valid uint64) bool {
-	return len(stack) >= 8 && valid&(1<<symbol.RegFP) != 0 && binary.LittleEndian.Uint64(stack) == regs[symbol.RegFP]
 }
 
 // rootFrame says whether the function at pc (a return address unless
@@ -214,4 +224,10 @@ func (b *builder) rootFrame(pid int, pc uint64, exact bool) bool {
 	b.learnFrames = b.res.Lookup(pid, pc, b.learnFrames[:0])
 	n := len(b.learnFrames)
 	return n > 0 && rootFuncs[b.learnFrames[n-1].Func]
+}
+
+// pushedFP reports whether the word at the top of a sample's stack copy is
+// its RBP: a push %rbp has just run.
+func pushedFP(stack []byte, regs *symbol.Regs, valid uint64) bool {
+	return len(stack) >= 8 && valid&(1<<symbol.RegFP) != 0 && binary.LittleEndian.Uint64(stack) == regs[symbol.RegFP]
 }

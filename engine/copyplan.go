@@ -65,6 +65,7 @@ type copyPlan struct {
 	nextReopen   time.Time
 	reopenGap    time.Duration
 	off          string // why the plan stopped learning (a change failed)
+	noReopen     bool   // never reopen every event (off-CPU and wall modes)
 
 	// bottoms are the frames past a thread's first frame of a root
 	// function (bottomKey), as large copies unwound them: the kernel's
@@ -204,7 +205,7 @@ func (p *copyPlan) govern(sess *sampler.Session, now time.Time) (*sampler.Batch,
 	if p == nil || len(p.want) == 0 {
 		return nil, ""
 	}
-	reopen := !now.Before(p.nextReopen)
+	reopen := !now.Before(p.nextReopen) && !p.noReopen
 	c, err := sess.SetUserStacks(p.want, reopen)
 	for _, tid := range c.Changed {
 		if t := p.threads[uint32(tid)]; t != nil {

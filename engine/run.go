@@ -81,6 +81,10 @@ func startSession(cfg sampler.Config, plan *Plan, stderr io.Writer) (*sampler.Se
 	}
 	if plan.unwind.learn && plan.unwind.copies == nil {
 		plan.unwind.copies = newCopyPlan(leafStackSize, plan.unwind.stack)
+		// Time off the CPU is timed by pairs of switch records, and a
+		// reopen of every event loses the pairs it falls between: only
+		// the threads that own their events change there.
+		plan.unwind.copies.noReopen = plan.mode == ModeOffCPU || plan.mode == ModeWall
 	}
 	res := symbol.NewResolver()
 	res.SetBudget(plan.limits.symbols)

@@ -215,6 +215,12 @@ func (p *copyPlan) govern(sess *sampler.Session, now time.Time) (*sampler.Batch,
 	}
 	for tid := range p.want {
 		if slices.Contains(c.Pending, tid) {
+			if p.noReopen {
+				// It can change only with every event, which is
+				// never reopened here: it keeps its copy, and stays
+				// pending so that it asks no more (not at every batch).
+				delete(p.want, tid)
+			}
 			continue
 		}
 		// Gone, or already at that size.

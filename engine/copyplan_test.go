@@ -102,3 +102,22 @@ func TestCopyPlanInherited(t *testing.T) {
 		t.Errorf("forget kept %v", p.threads)
 	}
 }
+
+// TestCopyPlanNoReopen: where every event is never reopened, a thread whose
+// change needs that keeps its copy and asks no more.
+func TestCopyPlanNoReopen(t *testing.T) {
+	p := newCopyPlan(512, 8192)
+	p.noReopen = true
+	feedCopies(p, 5, copyWindow*copyHoldMin, true, 0, "")
+	if len(p.want) != 1 {
+		t.Fatalf("want %v, one request down", p.want)
+	}
+	// What govern does with the sampler's answer that it is pending.
+	for tid := range p.want {
+		delete(p.want, tid)
+	}
+	feedCopies(p, 5, copyWindow*copyHoldMax, true, 0, "")
+	if len(p.want) != 0 || p.downs != 1 {
+		t.Errorf("a thread that cannot change asked again: want %v, %d downs", p.want, p.downs)
+	}
+}

@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/ianlancetaylor/demangle"
@@ -167,6 +169,12 @@ func (b *builder) handle(batch *sampler.Batch) {
 		}
 	}
 	b.jitAfterBatch(start)
+	if b.res.RestDebugInfo(time.Now()) > 0 {
+		// The sections are the run's largest garbage at once (libc's
+		// debug info, 28 MB): collected now, the heap's next goal is set
+		// from what stays, not from what was loaded.
+		debug.FreeOSMemory()
+	}
 }
 
 // apply takes one record into the profile. It reports false, having

@@ -54,6 +54,9 @@ type MemStats struct {
 	Reloads   uint64
 	Processes int   // processes whose mappings are kept
 	Kernel    int64 // the kernel's symbol table, outside the budget
+	// DebugRests and DebugWakes count debug info let go while unused and
+	// read again when a lookup needed more of it (RestDebugInfo).
+	DebugRests, DebugWakes uint64
 }
 
 // MemStats reports the resolver's memory. Like every method, it must be
@@ -66,6 +69,9 @@ func (r *Resolver) MemStats() MemStats {
 		Evictions: c.evictions,
 		Reloads:   c.reloads,
 		Processes: len(r.procs),
+
+		DebugRests: c.rests,
+		DebugWakes: c.wakes,
 	}
 	if c.budget != math.MaxInt64 {
 		s.Budget = c.budget

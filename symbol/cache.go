@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/cctop/cctop/symbol/cfi"
@@ -31,6 +32,11 @@ type moduleCache struct {
 	// names from symbol tables, no source lines or inlined frames
 	// (SetNamesOnly).
 	namesOnly bool
+
+	// restAt is when RestDebugInfo looks next; rests and wakes count
+	// debug info let go and read again (dwarfrest.go).
+	restAt       time.Time
+	rests, wakes uint64
 
 	bytes  int64 // what the cached modules hold, estimated (mem.go)
 	budget int64 // bytes to stay under; math.MaxInt64 for no limit

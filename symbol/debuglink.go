@@ -20,6 +20,7 @@ type debugFile struct {
 	*elf.File
 	f    *os.File
 	size int64
+	path string // as open was given it
 }
 
 func (d *debugFile) Close() { d.f.Close() }
@@ -75,7 +76,7 @@ func openDebug(path string, id []byte, crc *uint32, open func(string) (*os.File,
 		file.Close()
 		return nil
 	}
-	d := &debugFile{ef, file, st.Size()}
+	d := &debugFile{ef, file, st.Size(), path}
 	did := buildID(ef)
 	switch {
 	case len(id) > 0 && len(did) > 0:

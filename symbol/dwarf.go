@@ -47,6 +47,8 @@ type dwarfSource struct {
 
 	held int64 // what debug/dwarf holds: sections, parsed abbreviations (mem.go)
 	acct *acct // the module's: units parsed and names resolved add to it
+
+	rest dwarfRest // whether d, r and line are let go while unused (dwarfrest.go)
 }
 
 // dwarfUnit is one compilation unit: where its DIE is, and its tables once
@@ -196,6 +198,9 @@ func (s *dwarfSource) frames(addr uint64, dst []Frame) (out []Frame, ok bool) {
 func (s *dwarfSource) table(i int) *unitTable {
 	u := &s.units[i]
 	if !u.parsed {
+		if !s.awake() {
+			return nil
+		}
 		u.parsed = true
 		end := dwarf.Offset(math.MaxUint32)
 		if i+1 < len(s.units) {
@@ -243,6 +248,9 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 func (s *dwarfSource) name(off dwarf.Offset) string {
 	if n, ok := s.names[off]; ok {
 		return n
+	}
+	if !s.awake() {
+		return ""
 	}
 	var plain string
 	name := ""

@@ -78,9 +78,13 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	var dw *dwarfSource
 	switch {
 	case ownDWARF:
-		dw = newDWARFSource(f, size)
+		if dw = newDWARFSource(f, size); dw != nil {
+			dw.rest.reopen = reopenDWARF(open, path, mod.buildID)
+		}
 	case wantDWARF && dbg != nil:
-		dw = newDWARFSource(dbg.File, dbg.size)
+		if dw = newDWARFSource(dbg.File, dbg.size); dw != nil {
+			dw.rest.reopen = reopenDWARF(open, dbg.path, mod.buildID)
+		}
 	}
 	if dw != nil {
 		dw.syms = st

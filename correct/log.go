@@ -1,9 +1,8 @@
 package correct
 
-import "unsafe"
-
-// Entry is one sample in the log: where it landed and the interval it stands for, in 20
-// bytes (a DCG edge's weight is its callee node's, read from the tree). float32 is enough: weights are estimates, and float32 holds counts exactly up to
+// Entry is one sample in the log: where it landed and the interval it stands for (a DCG
+// edge's weight is its callee node's, read from the tree). The log keeps only the fields
+// that are not their usual value (logblock.go). float32 is enough: weights are estimates, and float32 holds counts exactly up to
 // 2^24 and to 7 digits beyond.
 type Entry struct {
 	Node    int32   // context id (CCT node) the sample landed in; < 0: none (skipped by Reweight)
@@ -33,11 +32,16 @@ func EntryOf(node, thread int32, iv Interval) Entry {
 // weighted metric for any Params. With a cap it keeps the newest Cap entries (a ring) and
 // counts the rest as Dropped; the profile then re-weights only the retained window, which the
 // caller should say.
+//
+// An entry is kept as small as what it carries needs (logblock.go): a block of entries holds
+// a column per field, and the columns of calls and lambda exist only once an entry of the
+// block has a value there other than the usual one, so that a log of timer samples without
+// call counters holds 12 bytes a sample, not 20.
 type Log struct {
 	// blocks hold the entries in order, logBlock each but the last:
 	// grown a block at a time, a log at its cap of millions never holds
-	// the old and a doubled copy at once (48 and 96 MB at 2M entries).
-	blocks  [][]Entry
+	// the old and a doubled copy at once.
+	blocks  []*logBlockCols
 	n       int    // entries retained
 	cap     int    // 0: unbounded
 	head    int    // with a full ring: index of the oldest entry
@@ -59,7 +63,7 @@ func NewLog(cap int) *Log {
 	return &Log{cap: cap, maxNode: -1}
 }
 
-// logShift sizes the log's blocks: 64Ki entries, 1.5 MB.
+// logShift sizes the log's blocks: 64Ki entries.
 const (
 	logShift = 16
 	logBlock = 1 << logShift
@@ -73,14 +77,13 @@ func (l *Log) Append(e Entry) {
 	}
 	l.tally(e, 1)
 	if l.cap == 0 || l.n < l.cap {
-		last := l.room()
-		l.blocks[last] = append(l.blocks[last], e)
+		l.room().push(e)
 		l.n++
 		return
 	}
-	old := &l.blocks[l.head>>logShift][l.head&logMask]
-	l.tally(*old, -1)
-	*old = e
+	b, i := l.blocks[l.head>>logShift], l.head&logMask
+	l.tally(b.at(i), -1)
+	b.set(i, e)
 	l.head++
 	if l.head == l.n {
 		l.head = 0
@@ -107,25 +110,24 @@ func (l *Log) Coverage() Coverage {
 	return Coverage{Counted: l.counted, Samples: l.placed, Weighed: l.weighed}
 }
 
-// room makes room for one more entry at the end and returns the index of
-// the block it goes in. A block grows as append would, up to logBlock, and
-// never past the ring: its memory is the bound.
-func (l *Log) room() int {
+// room makes room for one more entry at the end and returns the block it
+// goes in. A block grows as append would, up to logBlock, and never past the
+// ring: its memory is the bound.
+func (l *Log) room() *logBlockCols {
 	last := len(l.blocks) - 1
-	if last < 0 || len(l.blocks[last]) == logBlock {
-		l.blocks = append(l.blocks, nil)
+	if last < 0 || l.blocks[last].len() == logBlock {
+		l.blocks = append(l.blocks, &logBlockCols{})
 		last++
 	}
-	if b := l.blocks[last]; len(b) == cap(b) {
-		c := min(max(2*len(b), 1024), logBlock)
+	b := l.blocks[last]
+	if n := b.len(); n == b.size {
+		c := min(max(2*n, 1024), logBlock)
 		if l.cap > 0 {
-			c = min(c, len(b)+l.cap-l.n)
+			c = min(c, n+l.cap-l.n)
 		}
-		grown := make([]Entry, len(b), c)
-		copy(grown, b)
-		l.blocks[last] = grown
+		b.grow(c)
 	}
-	return last
+	return b
 }
 
 // Len is the number of retained entries.
@@ -146,7 +148,7 @@ func (l *Log) At(i int) Entry {
 	if i >= l.n {
 		i -= l.n
 	}
-	return l.blocks[i>>logShift][i&logMask]
+	return l.blocks[i>>logShift].at(i & logMask)
 }
 
 // Remap moves every entry to node to(Node) (entries with no node stay so): the contexts
@@ -155,13 +157,12 @@ func (l *Log) Remap(to func(node int32) int32) {
 	l.maxNode = -1
 	l.placed, l.counted, l.weighed = 0, 0, 0
 	for _, b := range l.blocks {
-		for i := range b {
-			e := &b[i]
-			if e.Node >= 0 {
-				e.Node = to(e.Node)
+		for i := range b.node {
+			if b.node[i] >= 0 {
+				b.node[i] = to(b.node[i])
 			}
-			l.maxNode = max(l.maxNode, e.Node)
-			l.tally(*e, 1)
+			l.maxNode = max(l.maxNode, b.node[i])
+			l.tally(b.at(i), 1)
 		}
 	}
 }
@@ -170,7 +171,8 @@ func (l *Log) Remap(to func(node int32) int32) {
 func (l *Log) Reset() {
 	if len(l.blocks) > 0 {
 		clear(l.blocks[1:])
-		l.blocks = append(l.blocks[:0], l.blocks[0][:0])
+		l.blocks = l.blocks[:1]
+		l.blocks[0].truncate()
 	}
 	l.n, l.head, l.dropped = 0, 0, 0
 	l.placed, l.counted, l.weighed = 0, 0, 0
@@ -197,8 +199,11 @@ func (l *Log) ReweightThread(p Params, thread int32, dst []float64) ([]float64, 
 func (l *Log) Latencies(dst []float64) []float64 {
 	dst = dst[:0]
 	for _, b := range l.blocks {
-		for i := range b {
-			if lat := b[i].Latency; lat >= 0 {
+		if b.latency == nil {
+			continue // none known
+		}
+		for _, lat := range b.latency {
+			if lat >= 0 {
 				dst = append(dst, float64(lat))
 			}
 		}
@@ -222,87 +227,29 @@ const (
 	byNodeOfThread
 )
 
-func (m keyMode) key(e *Entry, thread int32) int32 {
-	switch m {
-	case byNodeOfThread:
-		if e.Thread != thread {
-			return -1
-		}
-	}
-	return e.Node
-}
-
 // reweight sums the entries' weights, block by block.
 func (l *Log) reweight(p Params, dst []float64, m keyMode, thread int32) float64 {
 	var total float64
 	for _, b := range l.blocks {
-		total += reweight(b, p, dst, m, thread)
+		total += b.reweight(p, dst, m, thread)
 	}
 	return total
 }
 
-// reweight is the hot loop: one pass per Params combination, so that the toggles are not
-// tested per entry and the off/off case does no float work beyond counting. Keys outside dst
-// (negative ids) are skipped by one unsigned compare that also removes the bounds check. Each
-// branch computes exactly what Weight computes.
-func reweight(buf []Entry, p Params, dst []float64, m keyMode, thread int32) float64 {
-	a := p.alpha()
-	latency := p.Latency && a != 0 // alpha 0 makes the latency factor 1
-	var total float64
-	switch {
-	case !p.Density && !latency:
-		for i := range buf {
-			k := m.key(&buf[i], thread)
-			if uint(k) < uint(len(dst)) {
-				dst[k]++
-				total++
-			}
-		}
-	case p.Density && !latency:
-		for i := range buf {
-			e := &buf[i]
-			k := m.key(e, thread)
-			if uint(k) < uint(len(dst)) && e.Calls >= 0 {
-				w := float64(e.Calls)
-				dst[k] += w
-				total += w
-			}
-		}
-	case !p.Density && latency:
-		for i := range buf {
-			e := &buf[i]
-			k := m.key(e, thread)
-			if uint(k) < uint(len(dst)) {
-				w := 1.0
-				if lat, lam := float64(e.Latency), float64(e.Lambda); lat > 0 && lam > 0 {
-					w = lam / (lam + a*lat)
-				}
-				dst[k] += w
-				total += w
-			}
-		}
-	default:
-		for i := range buf {
-			e := &buf[i]
-			k := m.key(e, thread)
-			if uint(k) < uint(len(dst)) && e.Calls >= 0 {
-				w := float64(e.Calls)
-				if lat, lam := float64(e.Latency), float64(e.Lambda); lat > 0 && lam > 0 {
-					w *= lam / (lam + a*lat)
-				}
-				dst[k] += w
-				total += w
-			}
-		}
+// slots is the room of the log's blocks, in entries.
+func (l *Log) slots() int {
+	n := 0
+	for _, b := range l.blocks {
+		n += b.size
 	}
-	return total
+	return n
 }
 
 // Bytes is the memory the log's entries hold.
 func (l *Log) Bytes() int64 {
-	var n int
+	var n int64
 	for _, b := range l.blocks {
-		n += cap(b)
+		n += b.bytes()
 	}
-	return int64(n) * int64(unsafe.Sizeof(Entry{}))
+	return n
 }

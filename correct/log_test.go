@@ -3,7 +3,6 @@ package correct
 import (
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 )
 
 var allParams = []Params{
@@ -56,7 +55,11 @@ func TestLogHandExample(t *testing.T) {
 	}
 }
 
-func randomLog(rng *rand.Rand, l *Log, n, nodes int) {
+func randomLog(rng *rand.Rand, l *Log, n, nodes int) { randomLogShape(rng, l, n, nodes, 0) }
+
+// randomLogShape is randomLog with shape 1: lambda always the same (the
+// log's blocks without a lambda column), 2: no call counts either.
+func randomLogShape(rng *rand.Rand, l *Log, n, nodes, shape int) {
 	for i := 0; i < n; i++ {
 		e := Entry{
 			Node:    int32(rng.IntN(nodes)),
@@ -73,7 +76,12 @@ func randomLog(rng *rand.Rand, l *Log, n, nodes int) {
 		case 2:
 			e.Latency = 0
 		case 3:
-			e.Lambda = 0
+			if shape == 0 {
+				e.Lambda = 0
+			}
+		}
+		if shape == 2 {
+			e.Calls = -1
 		}
 		l.Append(e)
 	}
@@ -81,10 +89,11 @@ func randomLog(rng *rand.Rand, l *Log, n, nodes int) {
 
 // Reweight and its variants must agree with Weight entry by entry.
 func TestReweightMatchesWeight(t *testing.T) {
-	for _, capacity := range []int{0, 700} {
+	for run := range 6 {
+		capacity, shape := []int{0, 700}[run%2], run/2
 		rng := rand.New(rand.NewPCG(7, uint64(capacity)))
 		l := NewLog(capacity)
-		randomLog(rng, l, 1000, 50)
+		randomLogShape(rng, l, 1000, 50, shape)
 		for _, p := range allParams {
 			nodes := make([]float64, 50)
 			thr := make([]float64, 50)
@@ -266,7 +275,7 @@ func TestLogCapBoundsMemory(t *testing.T) {
 	l := NewLog(3000)
 	for i := range 5000 {
 		l.Append(Entry{Node: int32(i)})
-		if n := l.Bytes() / int64(unsafe.Sizeof(Entry{})); n > 3000 {
+		if n := l.slots(); n > 3000 {
 			t.Fatalf("after %d appends the log holds room for %d entries, cap 3000", i+1, n)
 		}
 	}
@@ -289,12 +298,12 @@ func TestLogBlocks(t *testing.T) {
 		free.Append(e)
 		if i == logBlock+3 {
 			// Room for the blocks filled and one growing, not a doubled copy.
-			if n := l.Bytes() / int64(unsafe.Sizeof(Entry{})); n > 2*logBlock+4 {
+			if n := l.slots(); n > 2*logBlock+4 {
 				t.Fatalf("at %d entries the log holds room for %d", i+1, n)
 			}
 		}
 	}
-	if n := l.Bytes() / int64(unsafe.Sizeof(Entry{})); n != ring {
+	if n := l.slots(); n != ring {
 		t.Errorf("a full ring holds room for %d entries, want %d", n, ring)
 	}
 	if l.Len() != ring || l.Dropped() != uint64(total-ring) || free.Len() != total {
@@ -320,7 +329,7 @@ func TestLogBlocks(t *testing.T) {
 		t.Errorf("Remap missed the last block: node %d", got)
 	}
 	l.Reset()
-	if l.Len() != 0 || l.Bytes() > int64(logBlock)*int64(unsafe.Sizeof(Entry{})) {
+	if l.Len() != 0 || l.slots() > logBlock {
 		t.Errorf("after Reset: Len %d, %d bytes", l.Len(), l.Bytes())
 	}
 	l.Append(Entry{Node: 1})
@@ -329,10 +338,54 @@ func TestLogBlocks(t *testing.T) {
 	}
 }
 
-// TestEntrySize: a logged sample is 20 bytes; the log's memory at its cap
-// (2,000,000 by default) is that many times this.
-func TestEntrySize(t *testing.T) {
-	if n := unsafe.Sizeof(Entry{}); n != 20 {
-		t.Errorf("an Entry is %d bytes, want 20", n)
+// TestEntryBytes: a logged sample holds what it carries: 8 bytes with
+// nothing but its place, 12 with a latency (timer samples without call
+// counters) or with calls (samples on a call event), 16 with both, 20 when
+// lambda changes from entry to entry too; a block that meets an unusual
+// entry late keeps the usual values of the entries before it.
+func TestEntryBytes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    func(i int) Entry
+		want int64
+	}{
+		{"place only", func(i int) Entry { return Entry{Node: int32(i), Calls: -1, Lambda: 1e6, Latency: -1} }, 8},
+		{"timer, no counts", func(i int) Entry { return Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: float32(i)} }, 12},
+		{"call event", func(i int) Entry { return Entry{Node: 1, Calls: float32(i), Lambda: 0, Latency: -1} }, 12},
+		{"counted timer", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: 1e6, Latency: float32(i)} }, 16},
+		{"all", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: float32(i), Latency: 2} }, 20},
+	} {
+		l := NewLog(0)
+		for i := range logBlock {
+			l.Append(c.e(i))
+		}
+		if got := l.Bytes() / logBlock; got != c.want {
+			t.Errorf("%s: %d bytes an entry, want %d", c.name, got, c.want)
+		}
+	}
+	l := NewLog(0)
+	l.Append(Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: -1})
+	l.Append(Entry{Node: 2, Calls: 5, Lambda: 2e6, Latency: 7})
+	l.Append(Entry{Node: 3, Calls: -1, Lambda: 1e6, Latency: -1})
+	want := []Entry{
+		{Node: 1, Calls: -1, Lambda: 1e6, Latency: -1},
+		{Node: 2, Calls: 5, Lambda: 2e6, Latency: 7},
+		{Node: 3, Calls: -1, Lambda: 1e6, Latency: -1},
+	}
+	for i, w := range want {
+		if got := l.At(i); got != w {
+			t.Errorf("At(%d) = %+v, want %+v", i, got, w)
+		}
+	}
+	// A ring overwriting a plain block's oldest entry with an unusual one.
+	r := NewLog(2)
+	r.Append(want[0])
+	r.Append(want[2])
+	r.Append(want[1])
+	if got := r.At(1); got != want[1] {
+		t.Errorf("ring: At(1) = %+v, want %+v", got, want[1])
+	}
+	if got := r.At(0); got != want[2] {
+		t.Errorf("ring: At(0) = %+v, want %+v", got, want[2])
 	}
 }

@@ -1,0 +1,266 @@
+package correct
+
+import "math"
+
+// logBlockCols is one block of the log, a column per field of Entry. The
+// columns of calls, lambda and latency are nil while every entry of the
+// block has the usual value there: -1 (unknown) for calls and latency, the
+// block's first lambda for lambda. Timer samples without call counters
+// then cost node, thread and latency, 12 bytes; samples on a call event
+// node, thread and calls; a block that meets an entry with something else
+// makes that column then, filled with the usual value before it.
+type logBlockCols struct {
+	node, thread           []int32
+	calls, lambda, latency []float32
+	lambda0                float32 // the first entry's lambda
+	size                   int     // the capacity of every column there is
+}
+
+// unknown is calls' and latency's usual value.
+const unknown = float32(-1)
+
+func (b *logBlockCols) len() int { return len(b.node) }
+
+// grow gives every column there is room for c entries.
+func (b *logBlockCols) grow(c int) {
+	b.size = c
+	b.node = regrow(b.node, c)
+	b.thread = regrow(b.thread, c)
+	for _, col := range []*[]float32{&b.calls, &b.lambda, &b.latency} {
+		if *col != nil {
+			*col = regrow(*col, c)
+		}
+	}
+}
+
+// regrow copies s into a slice of capacity c.
+func regrow[T int32 | float32](s []T, c int) []T {
+	g := make([]T, len(s), c)
+	copy(g, s)
+	return g
+}
+
+// push appends e; the block has room (Log.room).
+func (b *logBlockCols) push(e Entry) {
+	n := len(b.node)
+	if n == 0 {
+		b.lambda0 = e.Lambda
+	}
+	b.node = append(b.node, e.Node)
+	b.thread = append(b.thread, e.Thread)
+	b.calls = b.add(b.calls, n, e.Calls, unknown)
+	b.lambda = b.add(b.lambda, n, e.Lambda, b.lambda0)
+	b.latency = b.add(b.latency, n, e.Latency, unknown)
+}
+
+// add appends v to the optional column col of n entries, making the column
+// when v is not its usual value.
+func (b *logBlockCols) add(col []float32, n int, v, usual float32) []float32 {
+	if col == nil {
+		if same(v, usual) {
+			return nil
+		}
+		col = b.made(n, usual)
+	}
+	return append(col, v)
+}
+
+// set overwrites entry i with e (the ring's oldest).
+func (b *logBlockCols) set(i int, e Entry) {
+	b.node[i], b.thread[i] = e.Node, e.Thread
+	b.calls = b.put(b.calls, i, e.Calls, unknown)
+	b.lambda = b.put(b.lambda, i, e.Lambda, b.lambda0)
+	b.latency = b.put(b.latency, i, e.Latency, unknown)
+}
+
+func (b *logBlockCols) put(col []float32, i int, v, usual float32) []float32 {
+	if col == nil {
+		if same(v, usual) {
+			return nil
+		}
+		col = b.made(len(b.node), usual)
+	}
+	col[i] = v
+	return col
+}
+
+// made is an optional column of n entries of its usual value.
+func (b *logBlockCols) made(n int, usual float32) []float32 {
+	col := make([]float32, n, b.size)
+	for i := range col {
+		col[i] = usual
+	}
+	return col
+}
+
+// same compares bit patterns, so that a NaN is kept as it came.
+func same(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+
+// at is entry i.
+func (b *logBlockCols) at(i int) Entry {
+	e := Entry{Node: b.node[i], Thread: b.thread[i], Calls: unknown, Lambda: b.lambda0, Latency: unknown}
+	if b.calls != nil {
+		e.Calls = b.calls[i]
+	}
+	if b.lambda != nil {
+		e.Lambda = b.lambda[i]
+	}
+	if b.latency != nil {
+		e.Latency = b.latency[i]
+	}
+	return e
+}
+
+// truncate empties the block, keeping the room of the columns every block
+// has.
+func (b *logBlockCols) truncate() {
+	b.node, b.thread = b.node[:0], b.thread[:0]
+	b.calls, b.lambda, b.latency = nil, nil, nil
+}
+
+// bytes is what the block's columns hold.
+func (b *logBlockCols) bytes() int64 {
+	cols := 2
+	for _, c := range [][]float32{b.calls, b.lambda, b.latency} {
+		if c != nil {
+			cols++
+		}
+	}
+	return int64(cols) * 4 * int64(b.size)
+}
+
+// reweight adds the weights of the block's entries under p to dst by
+// node (of one thread's entries with byNodeOfThread) and returns their
+// sum. Each weight is what Weight computes: a block without a calls
+// column weighs nothing under density, one without latencies has no
+// latency factor.
+func (b *logBlockCols) reweight(p Params, dst []float64, m keyMode, thread int32) float64 {
+	a := p.alpha()
+	calls, lat := b.calls, b.latency
+	if p.Density && calls == nil {
+		return 0
+	}
+	if !p.Density {
+		calls = nil
+	}
+	if !p.Latency || a == 0 {
+		lat = nil
+	}
+	threads := b.thread
+	var total float64
+	if calls == nil && lat == nil {
+		// One per sample: the raw profile, and every toggle's over a
+		// block of samples that carry nothing.
+		for i, k := range b.node {
+			if (m == byNode || threads[i] == thread) && uint(k) < uint(len(dst)) {
+				dst[k]++
+				total++
+			}
+		}
+		return total
+	}
+	if m == byNode {
+		return b.reweightAll(dst, calls, lat, a)
+	}
+	for i, k := range b.node {
+		if threads[i] != thread || uint(k) >= uint(len(dst)) {
+			continue
+		}
+		w := 1.0
+		if calls != nil {
+			c := calls[i]
+			if !(c >= 0) {
+				continue
+			}
+			w = float64(c)
+		}
+		if lat != nil {
+			w *= b.factor(i, lat, a)
+		}
+		dst[k] += w
+		total += w
+	}
+	return total
+}
+
+// factor is entry i's latency factor, lambda/(lambda+a*latency), 1 where
+// either is not known.
+func (b *logBlockCols) factor(i int, lat []float32, a float64) float64 {
+	l := float64(lat[i])
+	if !(l > 0) {
+		return 1
+	}
+	lam := float64(b.lambda0)
+	if b.lambda != nil {
+		lam = float64(b.lambda[i])
+	}
+	if !(lam > 0) {
+		return 1
+	}
+	return lam / (lam + a*l)
+}
+
+// reweightAll is reweight over every thread, with a loop for each set of
+// columns the weights read, so that the per-entry work is only theirs.
+func (b *logBlockCols) reweightAll(dst []float64, calls, lat []float32, a float64) float64 {
+	var total float64
+	node := b.node
+	switch {
+	case lat == nil:
+		calls = calls[:len(node)]
+		for i, k := range node {
+			if c := calls[i]; c >= 0 && uint(k) < uint(len(dst)) {
+				w := float64(c)
+				dst[k] += w
+				total += w
+			}
+		}
+	case calls == nil && b.lambda == nil:
+		lat = lat[:len(node)]
+		lam := float64(b.lambda0)
+		for i, k := range node {
+			if uint(k) >= uint(len(dst)) {
+				continue
+			}
+			w := 1.0
+			if l := float64(lat[i]); l > 0 && lam > 0 {
+				w = lam / (lam + a*l)
+			}
+			dst[k] += w
+			total += w
+		}
+	case calls != nil && b.lambda == nil:
+		lat, calls = lat[:len(node)], calls[:len(node)]
+		lam := float64(b.lambda0)
+		for i, k := range node {
+			c := calls[i]
+			if !(c >= 0) || uint(k) >= uint(len(dst)) {
+				continue
+			}
+			w := float64(c)
+			if l := float64(lat[i]); l > 0 && lam > 0 {
+				w *= lam / (lam + a*l)
+			}
+			dst[k] += w
+			total += w
+		}
+	default:
+		for i, k := range node {
+			if uint(k) >= uint(len(dst)) {
+				continue
+			}
+			w := 1.0
+			if calls != nil {
+				c := calls[i]
+				if !(c >= 0) {
+					continue
+				}
+				w = float64(c)
+			}
+			w *= b.factor(i, lat, a)
+			dst[k] += w
+			total += w
+		}
+	}
+	return total
+}

@@ -52,6 +52,8 @@ type Log struct {
 	// not 0: the coverage that decides whether density weights speak for
 	// the profile (Coverage).
 	placed, counted, weighed int
+
+	mem *logMem // the blocks' columns (logmem.go)
 }
 
 // NewLog makes a log keeping at most cap entries; cap <= 0: unbounded. The ring grows on
@@ -60,7 +62,9 @@ func NewLog(cap int) *Log {
 	if cap < 0 {
 		cap = 0
 	}
-	return &Log{cap: cap, maxNode: -1}
+	l := &Log{cap: cap, maxNode: -1}
+	l.mem = newLogMem(l)
+	return l
 }
 
 // logShift sizes the log's blocks: 64Ki entries.
@@ -116,7 +120,7 @@ func (l *Log) Coverage() Coverage {
 func (l *Log) room() *logBlockCols {
 	last := len(l.blocks) - 1
 	if last < 0 || l.blocks[last].len() == logBlock {
-		l.blocks = append(l.blocks, &logBlockCols{})
+		l.blocks = append(l.blocks, &logBlockCols{mem: l.mem})
 		last++
 	}
 	b := l.blocks[last]
@@ -170,6 +174,9 @@ func (l *Log) Remap(to func(node int32) int32) {
 // Reset empties the log (the profile was reset), keeping its cap and its first block.
 func (l *Log) Reset() {
 	if len(l.blocks) > 0 {
+		for _, b := range l.blocks[1:] {
+			b.release()
+		}
 		clear(l.blocks[1:])
 		l.blocks = l.blocks[:1]
 		l.blocks[0].truncate()

@@ -2,6 +2,7 @@ package correct
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -388,4 +389,39 @@ func TestEntryBytes(t *testing.T) {
 	if got := r.At(0); got != want[2] {
 		t.Errorf("ring: At(0) = %+v, want %+v", got, want[2])
 	}
+}
+
+// TestLogOutsideHeap: on Linux a log's columns live outside the Go heap,
+// so that the collector's allowance is not taken on them; Reset and a
+// block's growth return what they replace.
+func TestLogOutsideHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the columns are in the Go heap off Linux")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := NewLog(0)
+	for i := range 1 << 20 {
+		l.Append(Entry{Node: int32(i), Calls: -1, Lambda: 1e6, Latency: float32(i)})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if got := int64(after.HeapAlloc) - int64(before.HeapAlloc); got > l.Bytes()/8 {
+		t.Errorf("a log of %d bytes grew the heap by %d", l.Bytes(), got)
+	}
+	// 16 blocks of three columns each; the growth steps of each gave
+	// theirs back.
+	if n := len(l.mem.maps); n != 16*3 {
+		t.Errorf("%d mappings for 16 full blocks of 3 columns", n)
+	}
+	l.Reset()
+	if n := len(l.mem.maps); n != 2 {
+		t.Errorf("after Reset %d mappings, want the first block's node and thread", n)
+	}
+	l.Append(Entry{Node: 7, Calls: 2, Lambda: 1e6, Latency: -1})
+	if e := l.At(0); e.Node != 7 || e.Calls != 2 || e.Latency != -1 {
+		t.Errorf("after Reset: %+v", e)
+	}
+	runtime.KeepAlive(l)
 }

@@ -14,6 +14,7 @@ type logBlockCols struct {
 	calls, lambda, latency []float32
 	lambda0                float32 // the first entry's lambda
 	size                   int     // the capacity of every column there is
+	mem                    *logMem // where the columns live
 }
 
 // unknown is calls' and latency's usual value.
@@ -24,19 +25,20 @@ func (b *logBlockCols) len() int { return len(b.node) }
 // grow gives every column there is room for c entries.
 func (b *logBlockCols) grow(c int) {
 	b.size = c
-	b.node = regrow(b.node, c)
-	b.thread = regrow(b.thread, c)
+	b.node = regrow(b.mem, b.node, c)
+	b.thread = regrow(b.mem, b.thread, c)
 	for _, col := range []*[]float32{&b.calls, &b.lambda, &b.latency} {
 		if *col != nil {
-			*col = regrow(*col, c)
+			*col = regrow(b.mem, *col, c)
 		}
 	}
 }
 
-// regrow copies s into a slice of capacity c.
-func regrow[T int32 | float32](s []T, c int) []T {
-	g := make([]T, len(s), c)
+// regrow moves s into a column of capacity c.
+func regrow[T int32 | float32](m *logMem, s []T, c int) []T {
+	g := column[T](m, len(s), c)
 	copy(g, s)
+	free(m, s)
 	return g
 }
 
@@ -86,7 +88,7 @@ func (b *logBlockCols) put(col []float32, i int, v, usual float32) []float32 {
 
 // made is an optional column of n entries of its usual value.
 func (b *logBlockCols) made(n int, usual float32) []float32 {
-	col := make([]float32, n, b.size)
+	col := column[float32](b.mem, n, b.size)
 	for i := range col {
 		col[i] = usual
 	}
@@ -115,7 +117,22 @@ func (b *logBlockCols) at(i int) Entry {
 // has.
 func (b *logBlockCols) truncate() {
 	b.node, b.thread = b.node[:0], b.thread[:0]
+	b.dropOptional()
+}
+
+func (b *logBlockCols) dropOptional() {
+	free(b.mem, b.calls)
+	free(b.mem, b.lambda)
+	free(b.mem, b.latency)
 	b.calls, b.lambda, b.latency = nil, nil, nil
+}
+
+// release returns every column's memory.
+func (b *logBlockCols) release() {
+	b.dropOptional()
+	free(b.mem, b.node)
+	free(b.mem, b.thread)
+	b.node, b.thread, b.size = nil, nil, 0
 }
 
 // bytes is what the block's columns hold.

@@ -42,24 +42,39 @@ func (r *Resolver) FrameStep(pid int, pc uint64, exact bool) (step FPStep, modul
 	if !exact {
 		lookup--
 	}
-	if e := r.steps.slot(pid, lookup); e.pc == lookup && e.pid == uint32(pid) && e.mod != nil && e.gen == r.gen && (e.mod.unwind == nil || e.mod.unwind.go_ == nil) {
-		return ruleStep(&e.rule), e.mod.base
+	c := r.fpSteps.slot(pid, lookup)
+	if c.pc == lookup && c.pid == uint32(pid) && c.mod != nil && c.gen == r.gen {
+		return c.step, c.mod.base
 	}
+	gen := r.gen
+	step, mod := r.frameStep(pid, lookup)
+	if mod != nil && r.gen == gen {
+		*r.fpSteps.slot(pid, lookup) = fpStepEntry{pc: lookup, gen: gen, pid: uint32(pid), mod: mod, step: step}
+	}
+	if mod == nil {
+		return step, ""
+	}
+	return step, mod.base
+}
+
+// frameStep is FrameStep's answer for lookup, found anew, and the module
+// it is in (nil for none).
+func (r *Resolver) frameStep(pid int, lookup uint64) (FPStep, *module) {
 	p := r.procs[pid]
 	if p == nil {
-		return FPNoInfo, ""
+		return FPNoInfo, nil
 	}
 	m := p.find(lookup)
 	if m == nil {
-		return FPNoInfo, ""
+		return FPNoInfo, nil
 	}
 	mod := r.attach(pid, m)
 	if mod == nil || mod.unwind == nil {
-		return FPNoInfo, ""
+		return FPNoInfo, nil
 	}
 	addr, ok := offsetToVaddr(mod.segs, lookup-m.Start+m.Offset)
 	if !ok {
-		return FPNoInfo, mod.base
+		return FPNoInfo, mod
 	}
 	u := mod.unwind
 	if u.go_ != nil {
@@ -67,17 +82,35 @@ func (r *Resolver) FrameStep(pid int, pc uint64, exact bool) (step FPStep, modul
 			// Go keeps a frame pointer in every function with a frame
 			// (amd64 and arm64 since Go 1.7 and 1.12); its .debug_frame
 			// says CFA = RSP+n all the same.
-			return FPKept, mod.base
+			return FPKept, mod
 		}
 	}
-	gen := r.gen
 	if rule, ok := u.rule(addr); ok {
-		if r.gen == gen {
-			*r.steps.slot(pid, lookup) = stepEntry{pc: lookup, gen: gen, pid: uint32(pid), mod: mod, rule: rule}
-		}
-		return ruleStep(&rule), mod.base
+		return ruleStep(&rule), mod
 	}
-	return FPNoInfo, mod.base
+	return FPNoInfo, mod
+}
+
+// fpStepEntry is FrameStep's answer for pc in pid, in module mod (nil: an
+// empty slot), good while the resolver's generation is gen. Its own cache,
+// not the CFI rules' (stepCache): a Go frame's answer is not its rule's.
+type fpStepEntry struct {
+	pc   uint64
+	gen  uint64
+	pid  uint32
+	step FPStep
+	mod  *module
+}
+
+type fpStepCache struct {
+	slots *[stepSlots]fpStepEntry
+}
+
+func (c *fpStepCache) slot(pid int, pc uint64) *fpStepEntry {
+	if c.slots == nil {
+		c.slots = new([stepSlots]fpStepEntry)
+	}
+	return &c.slots[pcSlot(pid, pc, stepBits)]
 }
 
 // ruleStep is what a CFI rule says of the frame pointer.

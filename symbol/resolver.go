@@ -55,9 +55,10 @@ type Resolver struct {
 
 	// gen changes with anything that may change what Lookup answers for
 	// a pid and pc it answered before (Generation).
-	gen   uint64
-	looks lookupCache // Lookup's answers by pid and pc, each of a generation
-	steps stepCache   // CFI rules by pid and pc, each of a generation
+	gen     uint64
+	looks   lookupCache // Lookup's answers by pid and pc, each of a generation
+	steps   stepCache   // CFI rules by pid and pc, each of a generation
+	fpSteps fpStepCache // FrameStep's answers by pid and pc, each of a generation
 
 	loads loads // modules being loaded on other goroutines (loads.go)
 

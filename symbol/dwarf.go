@@ -31,32 +31,45 @@ import (
 // Not safe for concurrent use; like the module cache around it, it belongs
 // to the Resolver's goroutine.
 type dwarfSource struct {
-	d     *dwarf.Data
+	secs  dwarfSecs // the sections; empty while the source rests
 	units []dwarfUnit
 	index []unitRange // sorted by lo
 
-	r     *dwarf.Reader           // for name lookups; repositioned each time
 	names map[dwarf.Offset]string // resolved names by DIE offset
 
 	// syms names the outermost (physical) frame when it covers the
 	// address; see unitTable.frames.
 	syms symtab
 
-	line  []byte // .debug_line, to vet line table headers (dwarf_lines.go)
 	order binary.ByteOrder
 
-	held int64 // what debug/dwarf holds: sections, parsed abbreviations (mem.go)
+	// decoded keeps the debug/dwarf Data of the units used last
+	// (dwarf_unitdata.go): each decodes one unit, with only its own
+	// abbreviations parsed.
+	decoded [decodedUnits]unitData
+	nextDec int
+
+	held int64 // what the sections hold (mem.go)
 	acct *acct // the module's: units parsed and names resolved add to it
 
-	rest dwarfRest // whether d, r and line are let go while unused (dwarfrest.go)
+	rest dwarfRest // whether the sections are let go while unused (dwarfrest.go)
 }
 
-// dwarfUnit is one compilation unit: where its DIE is, and its tables once
-// the first lookup in it has parsed them.
+// dwarfSecs are the sections naming reads, uncompressed. abbrev ends in a
+// zero byte of cctop's own, an empty abbreviation table (dwarf_unitdata.go).
+type dwarfSecs struct {
+	abbrev, info, line, ranges, str []byte
+	extra                           map[string][]byte // addr, line_str, rnglists, str_offsets
+}
+
+// dwarfUnit is one unit of .debug_info: where its header and its first DIE
+// are, where the next unit starts, and its tables once the first lookup in
+// it has parsed them.
 type dwarfUnit struct {
-	off    dwarf.Offset
-	parsed bool
-	t      *unitTable // nil when the unit could not be parsed
+	base, end dwarf.Offset // its header; the next unit's header (or the section's end)
+	off       dwarf.Offset // its DIE
+	parsed    bool
+	t         *unitTable // nil when the unit could not be parsed
 }
 
 // maxDWARFBytes bounds the sections read for one module. Debug info past
@@ -112,7 +125,6 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 	if len(secs["info"]) == 0 || len(secs["abbrev"]) == 0 {
 		return nil
 	}
-	held += dwarfAbbrevFactor * int64(len(secs["abbrev"]))
 	// debug/dwarf is meant to return errors for malformed input, but it
 	// decodes with plenty of indexing driven by the data, and a corrupt
 	// file on the traced machine must not take the profiler down: every
@@ -122,17 +134,19 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 			s = nil
 		}
 	}()
-	d, err := dwarf.New(secs["abbrev"], nil, nil, secs["info"], secs["line"], nil, secs["ranges"], secs["str"])
-	if err != nil {
-		return nil
+	ds := dwarfSecs{
+		abbrev: append(secs["abbrev"], 0),
+		info:   secs["info"], line: secs["line"], ranges: secs["ranges"], str: secs["str"],
+		extra: map[string][]byte{},
 	}
 	for _, n := range []string{"addr", "line_str", "rnglists", "str_offsets"} {
 		if secs[n] != nil {
-			d.AddSection(".debug_"+n, secs[n])
+			ds.extra[n] = secs[n]
 		}
 	}
-	s = &dwarfSource{d: d, r: d.Reader(), names: make(map[dwarf.Offset]string), line: secs["line"], order: f.ByteOrder, held: held}
-	s.indexUnits(secs["info"], secs["aranges"], f.ByteOrder)
+	s = &dwarfSource{secs: ds, names: make(map[dwarf.Offset]string), order: f.ByteOrder, held: held}
+	s.units = listUnits(ds.info, f.ByteOrder)
+	s.indexUnits(secs["aranges"], f.ByteOrder)
 	if len(s.index) == 0 {
 		return nil
 	}
@@ -206,7 +220,7 @@ func (s *dwarfSource) table(i int) *unitTable {
 		if i+1 < len(s.units) {
 			end = s.units[i+1].off
 		}
-		u.t = s.parseUnit(u.off, end)
+		u.t = s.parseUnit(i, end)
 		if u.t != nil {
 			s.acct.add(u.t.bytes())
 		}
@@ -222,15 +236,19 @@ func (s *dwarfSource) account(a *acct) {
 		int64(cap(s.index))*sizeUnitRange)
 }
 
-// parseUnit parses the unit whose DIE is at off, the next one's at end;
-// nil if it panics.
-func (s *dwarfSource) parseUnit(off, end dwarf.Offset) (t *unitTable) {
+// parseUnit parses unit i, the next one's DIE at end; nil if it panics or
+// cannot be decoded.
+func (s *dwarfSource) parseUnit(i int, end dwarf.Offset) (t *unitTable) {
 	defer func() {
 		if recover() != nil {
 			t = nil
 		}
 	}()
-	return parseUnitTable(s.d, off, end, s.line, s.order)
+	d := s.unitData(i)
+	if d == nil {
+		return nil
+	}
+	return parseUnitTable(d, s.units[i].off, end, s.secs.line, s.order)
 }
 
 // maxNameHops bounds the abstract_origin/specification chain followed for
@@ -256,8 +274,15 @@ func (s *dwarfSource) name(off dwarf.Offset) string {
 	name := ""
 	cur := off
 	for range maxNameHops {
-		s.r.Seek(cur)
-		e, err := s.r.Next()
+		// References may lead to another unit (DW_FORM_ref_addr): each
+		// hop reads the unit its DIE is in.
+		d := s.unitData(s.unitOf(cur))
+		if d == nil {
+			break
+		}
+		r := d.Reader()
+		r.Seek(cur)
+		e, err := r.Next()
 		if err != nil || e == nil || e.Tag == 0 {
 			break
 		}

@@ -30,24 +30,11 @@ const (
 // DW_AT_high_pc and DW_AT_ranges. Producers that write no aranges (clang
 // by default) and assembly units that GCC leaves out of them are still
 // covered that way.
-func (s *dwarfSource) indexUnits(info, aranges []byte, order binary.ByteOrder) {
-	byOff := make(map[dwarf.Offset]int)
-	var entries []*dwarf.Entry
-	r := s.d.Reader()
-	// Every DIE takes at least a byte, so more entries than bytes means
-	// the reader is stuck: debug/dwarf returns a null entry without
-	// advancing when a unit ends inside an abbreviation code.
-	for range len(info) + 1 {
-		e, err := r.Next()
-		if err != nil || e == nil {
-			break
-		}
-		if e.Tag == dwarf.TagCompileUnit {
-			byOff[e.Offset] = len(s.units)
-			s.units = append(s.units, dwarfUnit{off: e.Offset})
-			entries = append(entries, e)
-		}
-		r.SkipChildren()
+func (s *dwarfSource) indexUnits(aranges []byte, order binary.ByteOrder) {
+	info := s.secs.info
+	byOff := make(map[dwarf.Offset]int, len(s.units))
+	for i, u := range s.units {
+		byOff[u.off] = i
 	}
 	covered := make([]bool, len(s.units))
 	add := func(lo, hi uint64, unit int) {
@@ -69,11 +56,21 @@ func (s *dwarfSource) indexUnits(info, aranges []byte, order binary.ByteOrder) {
 			add(lo, hi, i)
 		}
 	})
-	for i, e := range entries {
+	for i, u := range s.units {
 		if covered[i] {
 			continue
 		}
-		rs, _ := s.d.Ranges(e)
+		d := s.unitData(i)
+		if d == nil {
+			continue
+		}
+		r := d.Reader()
+		r.Seek(u.off)
+		e, err := r.Next()
+		if err != nil || e == nil || e.Tag != dwarf.TagCompileUnit {
+			continue
+		}
+		rs, _ := d.Ranges(e)
 		for _, r := range rs {
 			add(r[0], r[1], i)
 		}

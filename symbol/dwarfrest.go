@@ -39,7 +39,7 @@ type dwarfRest struct {
 	// checked to be the same (no build ID, no path, an image in memory).
 	reopen  func() *dwarfSource
 	resting bool
-	used    bool // sections touched since the last look
+	used    bool // sections used since the last look
 	idle    int  // looks in a row without use
 	wakes   int
 }
@@ -69,7 +69,7 @@ func reopenDWARF(open func(string) (*os.File, error), path string, id []byte) fu
 	}
 }
 
-// awake makes sure the sections are there before d, r or line is used,
+// awake makes sure the sections are there before they are used,
 // reading them again if the source rests; false when they cannot be.
 func (s *dwarfSource) awake() bool {
 	r := &s.rest
@@ -85,7 +85,7 @@ func (s *dwarfSource) awake() bool {
 		r.reopen = nil // not the file it was: never again
 		return false
 	}
-	s.d, s.r, s.line, s.held = n.d, n.r, n.line, n.held
+	s.secs, s.held = n.secs, n.held
 	s.acct.add(s.held)
 	r.resting = false
 	r.wakes++
@@ -123,7 +123,8 @@ func (s *dwarfSource) look() bool {
 	if r.idle < restIdle<<min(r.wakes, maxRestDoublings) {
 		return false
 	}
-	s.d, s.r, s.line = nil, nil, nil
+	s.secs = dwarfSecs{}
+	s.decoded = [decodedUnits]unitData{}
 	s.acct.add(-s.held)
 	r.resting, r.idle = true, 0
 	return true

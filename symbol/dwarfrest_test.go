@@ -48,7 +48,7 @@ func TestDWARFRest(t *testing.T) {
 	if n := looks(restIdle); n != 0 || dw.rest.resting {
 		t.Fatalf("rested after %d looks, want %d unused ones after the use", restIdle, restIdle)
 	}
-	if n := looks(1); n != 1 || !dw.rest.resting || dw.d != nil {
+	if n := looks(1); n != 1 || !dw.rest.resting || dw.secs.info != nil {
 		t.Fatalf("not resting after %d unused looks (%d rested)", restIdle, n)
 	}
 	if r.RestDebugInfo(now.Add(-time.Second)) != 0 {

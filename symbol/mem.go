@@ -92,15 +92,10 @@ var (
 	keyEntry = mapEntry(unsafe.Sizeof(fileKey{}) + unsafe.Sizeof((*module)(nil)))
 )
 
-// What debug/dwarf builds when the data is opened: a unit header per
-// compilation unit, and every unit's abbreviation table parsed into maps
-// and slices, about 13 bytes of heap per byte of .debug_abbrev (measured
-// on go1.26 with the debug files of libc6-dbg and six other packages:
-// 12.8 to 14.8, unit headers included).
-const (
-	dwarfUnitState    = 160
-	dwarfAbbrevFactor = 12
-)
+// What a unit's state holds beyond its dwarfUnit: its share of the
+// index, the decoded units' Data (one unit's abbreviations each, a few
+// of them at a time; dwarf_unitdata.go).
+const dwarfUnitState = 160
 
 // symtabBytes is what a symbol table holds: its entries and their names.
 func symtabBytes(t symtab) int64 {

@@ -282,6 +282,11 @@ func (p *copyPlan) String() string {
 	if p.ups+p.downs > 0 {
 		s += fmt.Sprintf(", %d switches up, %d down", p.ups, p.downs)
 	}
+	if p.reopens > 0 {
+		// Threads on inherited events change only with every event:
+		// what that cost on a big machine is threads × CPUs opens.
+		s += fmt.Sprintf(" (%d by reopening every event)", p.reopens)
+	}
 	if p.off != "" {
 		s += "; stopped learning: " + p.off
 	}

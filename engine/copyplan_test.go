@@ -97,6 +97,11 @@ func TestCopyPlanInherited(t *testing.T) {
 	if p.ups != 1 {
 		t.Errorf("a pending change was asked again: %d ups", p.ups)
 	}
+	// What govern counts when the sampler reopened every event for it.
+	p.reopens = 2
+	if s := p.String(); !strings.Contains(s, "1 switches up, 0 down (2 by reopening every event)") {
+		t.Errorf("the plan does not say its reopens: %s", s)
+	}
 	p.forget(3)
 	if len(p.threads) != 0 {
 		t.Errorf("forget kept %v", p.threads)

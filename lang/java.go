@@ -22,7 +22,7 @@ func ForJava(env []string, agent string, buildErr error, keep bool) Launch {
 	case strings.ContainsAny(agent, " \t\n\"'"):
 		return Launch{Note: "java: no JVMTI agent: its path " + agent + " has spaces or quotes, which JAVA_TOOL_OPTIONS cannot carry"}
 	}
-	opt := "-agentpath:" + agent
+	agentOpt := "-agentpath:" + agent
 	out := append([]string(nil), env...)
 	// The last of duplicates is the one a launch keeps (os/exec).
 	at := -1
@@ -31,17 +31,35 @@ func ForJava(env []string, agent string, buildErr error, keep bool) Launch {
 			at = i
 		}
 	}
-	if at < 0 {
+	v := ""
+	if at >= 0 {
+		v = strings.TrimSpace(strings.TrimPrefix(out[at], envJavaTool+"="))
+	}
+	// HotSpot's compiled code keeps no frame pointer unless told: sampled
+	// through it, 97% of a launched JVM's stacks stopped at the first
+	// compiled frame (bench/jit.sh's Hot without the flag). The user's
+	// own choice, either way, stands.
+	opt := agentOpt
+	fp := !strings.Contains(v, "PreserveFramePointer")
+	if fp {
+		opt = "-XX:+PreserveFramePointer " + agentOpt
+	}
+	switch {
+	case at < 0:
 		out = append(out, envJavaTool+"="+opt)
-	} else if v := strings.TrimSpace(strings.TrimPrefix(out[at], envJavaTool+"=")); v != "" {
+	case v != "":
 		out[at] = envJavaTool + "=" + v + " " + opt
-	} else {
+	default:
 		out[at] = envJavaTool + "=" + opt
+	}
+	note := "java: cctop's JVMTI agent loaded; compiled methods and their inlining named from its jitdump"
+	if fp {
+		note += ", and -XX:+PreserveFramePointer so that their stacks unwind"
 	}
 	return Launch{
 		Env:     out,
 		JITDump: true,
-		Note:    "java: cctop's JVMTI agent loaded; compiled methods and their inlining named from its jitdump (--keep-env leaves the environment alone)",
+		Note:    note + " (--keep-env leaves the environment alone)",
 	}
 }
 

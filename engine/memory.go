@@ -28,6 +28,11 @@ func (b *builder) memoryLine() string {
 	if st.Evictions > 0 {
 		s += fmt.Sprintf(" (%d dropped, %d read again)", st.Evictions, st.Reloads)
 	}
+	if st.DebugRests > 0 {
+		// Many reads again would say the rest comes too soon for this
+		// profile: each reads and inflates the sections once more.
+		s += fmt.Sprintf(" (debug info let go %d times while unused, read again %d)", st.DebugRests, st.DebugWakes)
+	}
 	if st.Kernel > 0 {
 		s += ", kernel symbols " + mib(st.Kernel)
 	}

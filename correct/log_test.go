@@ -214,6 +214,26 @@ func TestReweightNoAllocs(t *testing.T) {
 	}
 }
 
+// TestAppendNoAllocs: appending to a block with room, and overwriting a
+// full ring's oldest entry, allocate nothing (the engine logs every
+// sample).
+func TestAppendNoAllocs(t *testing.T) {
+	l := NewLog(3000)
+	e := Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: 5}
+	for range 100 {
+		l.Append(e)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { l.Append(e) }); allocs != 0 {
+		t.Errorf("appending with room: %g allocations", allocs)
+	}
+	for range 3000 {
+		l.Append(e)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { l.Append(e) }); allocs != 0 {
+		t.Errorf("overwriting the oldest: %g allocations", allocs)
+	}
+}
+
 func BenchmarkReweight1M(b *testing.B) {
 	l, dst := benchLog()
 	p := Params{Density: true, Latency: true, Alpha: 1000}

@@ -48,23 +48,18 @@ func (b *logBlockCols) push(e Entry) {
 	if n == 0 {
 		b.lambda0 = e.Lambda
 	}
-	b.node = append(b.node, e.Node)
-	b.thread = append(b.thread, e.Thread)
-	b.calls = b.add(b.calls, n, e.Calls, unknown)
-	b.lambda = b.add(b.lambda, n, e.Lambda, b.lambda0)
-	b.latency = b.add(b.latency, n, e.Latency, unknown)
-}
-
-// add appends v to the optional column col of n entries, making the column
-// when v is not its usual value.
-func (b *logBlockCols) add(col []float32, n int, v, usual float32) []float32 {
-	if col == nil {
-		if same(v, usual) {
-			return nil
-		}
-		col = b.made(n, usual)
+	b.node = append(b.node, 0)
+	b.thread = append(b.thread, 0)
+	if b.calls != nil {
+		b.calls = append(b.calls, 0)
 	}
-	return append(col, v)
+	if b.lambda != nil {
+		b.lambda = append(b.lambda, 0)
+	}
+	if b.latency != nil {
+		b.latency = append(b.latency, 0)
+	}
+	b.set(n, e)
 }
 
 // set overwrites entry i with e (the ring's oldest).
@@ -75,6 +70,8 @@ func (b *logBlockCols) set(i int, e Entry) {
 	b.latency = b.put(b.latency, i, e.Latency, unknown)
 }
 
+// put sets entry i of the optional column col to v, making the column
+// when v is not its usual value.
 func (b *logBlockCols) put(col []float32, i int, v, usual float32) []float32 {
 	if col == nil {
 		if same(v, usual) {
@@ -179,8 +176,14 @@ func (b *logBlockCols) reweight(p Params, dst []float64, m keyMode, thread int32
 	if m == byNode {
 		return b.reweightAll(dst, calls, lat, a)
 	}
+	return b.reweightEach(dst, calls, lat, a, m, thread)
+}
+
+// reweightEach is reweight's loop for any columns and either key.
+func (b *logBlockCols) reweightEach(dst []float64, calls, lat []float32, a float64, m keyMode, thread int32) float64 {
+	var total float64
 	for i, k := range b.node {
-		if threads[i] != thread || uint(k) >= uint(len(dst)) {
+		if (m != byNode && b.thread[i] != thread) || uint(k) >= uint(len(dst)) {
 			continue
 		}
 		w := 1.0
@@ -262,22 +265,7 @@ func (b *logBlockCols) reweightAll(dst []float64, calls, lat []float32, a float6
 			total += w
 		}
 	default:
-		for i, k := range node {
-			if uint(k) >= uint(len(dst)) {
-				continue
-			}
-			w := 1.0
-			if calls != nil {
-				c := calls[i]
-				if !(c >= 0) {
-					continue
-				}
-				w = float64(c)
-			}
-			w *= b.factor(i, lat, a)
-			dst[k] += w
-			total += w
-		}
+		return b.reweightEach(dst, calls, lat, a, byNode, 0)
 	}
 	return total
 }

@@ -102,16 +102,7 @@ type fpStepEntry struct {
 	mod  *module
 }
 
-type fpStepCache struct {
-	slots *[stepSlots]fpStepEntry
-}
-
-func (c *fpStepCache) slot(pid int, pc uint64) *fpStepEntry {
-	if c.slots == nil {
-		c.slots = new([stepSlots]fpStepEntry)
-	}
-	return &c.slots[pcSlot(pid, pc, stepBits)]
-}
+type fpStepCache = pcCache[fpStepEntry]
 
 // ruleStep is what a CFI rule says of the frame pointer.
 func ruleStep(rule *cfi.Rule) FPStep {

@@ -335,14 +335,18 @@ type stepEntry struct {
 	rule cfi.Rule
 }
 
-type stepCache struct {
-	slots *[stepSlots]stepEntry
+type stepCache = pcCache[stepEntry]
+
+// pcCache is a direct-mapped cache of stepSlots entries by pid and pc,
+// made on first use.
+type pcCache[T any] struct {
+	slots *[stepSlots]T
 }
 
 // slot is the entry for pc in pid.
-func (c *stepCache) slot(pid int, pc uint64) *stepEntry {
+func (c *pcCache[T]) slot(pid int, pc uint64) *T {
 	if c.slots == nil {
-		c.slots = new([stepSlots]stepEntry)
+		c.slots = new([stepSlots]T)
 	}
 	return &c.slots[pcSlot(pid, pc, stepBits)]
 }

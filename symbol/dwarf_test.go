@@ -2,6 +2,7 @@ package symbol
 
 import (
 	"bufio"
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
@@ -318,6 +319,61 @@ func TestDWARFInlineChains(t *testing.T) {
 		}
 		_, names := resolve(t, lto, addrs)
 		compareAddr2line(t, lto, addrs, names)
+	})
+
+	// DWARF 5 type units sit in .debug_info among the compilation units,
+	// with a longer header: each unit is decoded on its own
+	// (dwarf_unitdata.go), so its first DIE must be found past it.
+	t.Run("type-units", func(t *testing.T) {
+		tu := buildInline(t, t.TempDir(), "tu", "-gdwarf-5", "-fdebug-types-section")
+		f, err := elf.Open(tu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := f.Section(".debug_info").Data()
+		units := listUnits(info, f.ByteOrder)
+		// Every unit's first DIE where debug/dwarf, reading the file
+		// whole, finds it.
+		whole, err := f.DWARF()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dies []dwarf.Offset
+		for r := whole.Reader(); ; r.SkipChildren() {
+			e, err := r.Next()
+			if err != nil || e == nil {
+				break
+			}
+			dies = append(dies, e.Offset)
+		}
+		var ours []dwarf.Offset
+		for _, u := range units {
+			ours = append(ours, u.off)
+		}
+		if !slices.Equal(ours, dies) {
+			t.Errorf("units' first DIEs %v, debug/dwarf's %v", ours, dies)
+		}
+		types := 0
+		for _, u := range units {
+			if info[u.base+6] == 2 { // DWARF 5 unit_type DW_UT_type (32-bit header)
+				types++
+			}
+		}
+		if types == 0 {
+			t.Skip("g++ made no type units")
+		}
+		// The same code as prog (type units change no code), so the same
+		// chains: binutils' addr2line finds none past the type units.
+		if s, n := symbolRange(t, tu, mangledHotLoop); s != start || n != size {
+			t.Skipf("hot_loop at %#x+%d, not prog's %#x+%d", s, n, start, size)
+		}
+		got, _ := resolve(t, tu, addrs)
+		for _, a := range addrs {
+			if got[a] != want[a] {
+				t.Errorf("%#x: %s\nwithout type units: %s", a, got[a], want[a])
+			}
+		}
 	})
 }
 

@@ -194,13 +194,18 @@ func unitDIEOffset(info []byte, off uint64, order binary.ByteOrder) (dwarf.Offse
 			return 0, false
 		}
 		const (
+			utType         = 2
 			utSkeleton     = 4
 			utSplitCompile = 5
+			utSplitType    = 6
 		)
 		ut := info[p+2]
 		p += 2 + 1 + 1 + ofsz // version, unit type, address size, abbrev offset
-		if ut == utSkeleton || ut == utSplitCompile {
+		switch ut {
+		case utSkeleton, utSplitCompile:
 			p += 8 // dwo id
+		case utType, utSplitType:
+			p += 8 + ofsz // type signature, type offset
 		}
 	default:
 		return 0, false

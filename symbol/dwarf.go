@@ -103,26 +103,8 @@ func hasDWARF(f *elf.File) bool {
 // newDWARFSource loads the debug info of f, a file of size bytes, or
 // returns nil when f has none or it is unusable.
 func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
-	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
-		// Relocatable objects would need their relocations applied; nothing
-		// maps them for execution.
-		return nil
-	}
-	secs := make(map[string][]byte, len(dwarfSectionNames))
-	var total uint64
-	var held int64
-	for _, name := range dwarfSectionNames {
-		data, ok := dwarfSection(f, name, size, maxDWARFBytes-total)
-		if !ok {
-			return nil
-		}
-		secs[name] = data
-		total += uint64(len(data))
-		if name != "aranges" { // read once, for the index
-			held += int64(cap(data))
-		}
-	}
-	if len(secs["info"]) == 0 || len(secs["abbrev"]) == 0 {
+	ds, aranges, held, ok := readDWARFSecs(f, size)
+	if !ok {
 		return nil
 	}
 	// debug/dwarf is meant to return errors for malformed input, but it
@@ -134,7 +116,41 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 			s = nil
 		}
 	}()
-	ds := dwarfSecs{
+	s = &dwarfSource{secs: ds, names: make(map[dwarf.Offset]string), order: f.ByteOrder, held: held}
+	s.units = listUnits(ds.info, f.ByteOrder)
+	s.indexUnits(aranges, f.ByteOrder)
+	if len(s.index) == 0 {
+		return nil
+	}
+	return s
+}
+
+// readDWARFSecs reads the sections of f that naming needs, and
+// .debug_aranges, which only the index reads and is not held; held is
+// what the others hold. ok is false when f has no usable debug info.
+func readDWARFSecs(f *elf.File, size int64) (ds dwarfSecs, aranges []byte, held int64, ok bool) {
+	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
+		// Relocatable objects would need their relocations applied; nothing
+		// maps them for execution.
+		return dwarfSecs{}, nil, 0, false
+	}
+	secs := make(map[string][]byte, len(dwarfSectionNames))
+	var total uint64
+	for _, name := range dwarfSectionNames {
+		data, ok := dwarfSection(f, name, size, maxDWARFBytes-total)
+		if !ok {
+			return dwarfSecs{}, nil, 0, false
+		}
+		secs[name] = data
+		total += uint64(len(data))
+		if name != "aranges" {
+			held += int64(cap(data))
+		}
+	}
+	if len(secs["info"]) == 0 || len(secs["abbrev"]) == 0 {
+		return dwarfSecs{}, nil, 0, false
+	}
+	ds = dwarfSecs{
 		abbrev: append(secs["abbrev"], 0),
 		info:   secs["info"], line: secs["line"], ranges: secs["ranges"], str: secs["str"],
 		extra: map[string][]byte{},
@@ -144,13 +160,7 @@ func newDWARFSource(f *elf.File, size int64) (s *dwarfSource) {
 			ds.extra[n] = secs[n]
 		}
 	}
-	s = &dwarfSource{secs: ds, names: make(map[dwarf.Offset]string), order: f.ByteOrder, held: held}
-	s.units = listUnits(ds.info, f.ByteOrder)
-	s.indexUnits(secs["aranges"], f.ByteOrder)
-	if len(s.index) == 0 {
-		return nil
-	}
-	return s
+	return ds, secs["aranges"], held, true
 }
 
 // dwarfSection reads .debug_<name> (or the old-style compressed

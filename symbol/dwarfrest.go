@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -35,37 +36,41 @@ const (
 
 // dwarfRest is a dwarfSource's state of rest.
 type dwarfRest struct {
-	// reopen reads the same debug info again; nil when it cannot be
-	// checked to be the same (no build ID, no path, an image in memory).
-	reopen  func() *dwarfSource
+	// reopen reads the same file's sections again (ok false when it
+	// cannot: gone, or another build); nil when a file read again
+	// could not be checked to be the same (no build ID, no path, an
+	// image in memory).
+	reopen  func() (secs dwarfSecs, held int64, ok bool)
 	resting bool
 	used    bool // sections used since the last look
 	idle    int  // looks in a row without use
 	wakes   int
 }
 
-// reopenDWARF returns how to read path's debug info again, or nil when
-// there is nothing to check a file read again against.
-func reopenDWARF(open func(string) (*os.File, error), path string, id []byte) func() *dwarfSource {
+// reopenDWARF returns how to read path's debug sections again, or nil when
+// there is nothing to check a file read again against. Only the sections:
+// the units parsed and the index stay the source's.
+func reopenDWARF(open func(string) (*os.File, error), path string, id []byte) func() (dwarfSecs, int64, bool) {
 	if open == nil || path == "" || len(id) == 0 {
 		return nil
 	}
 	id = bytes.Clone(id)
-	return func() *dwarfSource {
+	return func() (dwarfSecs, int64, bool) {
 		file, err := open(path)
 		if err != nil {
-			return nil
+			return dwarfSecs{}, 0, false
 		}
 		defer file.Close()
 		st, err := file.Stat()
 		if err != nil || !st.Mode().IsRegular() {
-			return nil
+			return dwarfSecs{}, 0, false
 		}
 		f, err := elf.NewFile(file)
 		if err != nil || !bytes.Equal(buildID(f), id) {
-			return nil
+			return dwarfSecs{}, 0, false
 		}
-		return newDWARFSource(f, st.Size())
+		secs, _, held, ok := readDWARFSecs(f, st.Size())
+		return secs, held, ok
 	}
 }
 
@@ -80,12 +85,12 @@ func (s *dwarfSource) awake() bool {
 	if r.reopen == nil {
 		return false
 	}
-	n := r.reopen()
-	if n == nil || !sameUnits(n, s) {
+	secs, held, ok := r.reopen()
+	if !ok || !sameUnits(listUnits(secs.info, s.order), s.units) {
 		r.reopen = nil // not the file it was: never again
 		return false
 	}
-	s.secs, s.held = n.secs, n.held
+	s.secs, s.held = secs, held
 	s.acct.add(s.held)
 	r.resting = false
 	r.wakes++
@@ -95,17 +100,11 @@ func (s *dwarfSource) awake() bool {
 	return true
 }
 
-// sameUnits reports whether a and b list the same compilation units.
-func sameUnits(a, b *dwarfSource) bool {
-	if len(a.units) != len(b.units) {
-		return false
-	}
-	for i := range a.units {
-		if a.units[i].off != b.units[i].off {
-			return false
-		}
-	}
-	return true
+// sameUnits reports whether a and b list the same units.
+func sameUnits(a, b []dwarfUnit) bool {
+	return slices.EqualFunc(a, b, func(x, y dwarfUnit) bool {
+		return x.base == y.base && x.end == y.end && x.off == y.off
+	})
 }
 
 // look is one of RestDebugInfo's looks at the source; it reports whether

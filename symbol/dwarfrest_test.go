@@ -82,7 +82,7 @@ func TestDWARFRest(t *testing.T) {
 	}
 
 	// A file that is not what was loaded: the symbol table names it.
-	dw.rest.reopen = func() *dwarfSource { return nil }
+	dw.rest.reopen = func() (dwarfSecs, int64, bool) { return dwarfSecs{}, 0, false }
 	var other uint64
 	for _, u := range dw.units {
 		if !u.parsed {

@@ -34,8 +34,8 @@ func EntryOf(node, thread int32, iv Interval) Entry {
 // caller should say.
 //
 // An entry is kept as small as what it carries needs (logblock.go): a block of entries holds
-// a column per field, and the columns of calls and lambda exist only once an entry of the
-// block has a value there other than the usual one, so that a log of timer samples without
+// a column per field, and the columns of calls, lambda and latency exist only once an entry
+// of the block has a value there other than the usual one, so that a log of timer samples without
 // call counters holds 12 bytes a sample, not 20.
 type Log struct {
 	// blocks hold the entries in order, logBlock each but the last:

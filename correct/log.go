@@ -35,8 +35,9 @@ func EntryOf(node, thread int32, iv Interval) Entry {
 //
 // An entry is kept as small as what it carries needs (logblock.go): a block of entries holds
 // a column per field, and the columns of calls, lambda and latency exist only once an entry
-// of the block has a value there other than the usual one, so that a log of timer samples without
-// call counters holds 12 bytes a sample, not 20.
+// of the block has a value there other than the usual one, and the node and thread columns are
+// two bytes an entry while the block's ids are under 65,535: a log of timer samples without call
+// counters holds 8 bytes a sample, not 20.
 type Log struct {
 	// blocks hold the entries in order, logBlock each but the last:
 	// grown a block at a time, a log at its cap of millions never holds
@@ -161,11 +162,13 @@ func (l *Log) Remap(to func(node int32) int32) {
 	l.maxNode = -1
 	l.placed, l.counted, l.weighed = 0, 0, 0
 	for _, b := range l.blocks {
-		for i := range b.node {
-			if b.node[i] >= 0 {
-				b.node[i] = to(b.node[i])
+		for i := range b.len() {
+			v := b.node.get(i)
+			if v >= 0 {
+				v = to(v)
+				b.node.set(b.mem, i, v)
 			}
-			l.maxNode = max(l.maxNode, b.node[i])
+			l.maxNode = max(l.maxNode, v)
 			l.tally(b.at(i), 1)
 		}
 	}

@@ -89,15 +89,36 @@ func randomLogShape(rng *rand.Rand, l *Log, n, nodes, shape int) {
 }
 
 // Reweight and its variants must agree with Weight entry by entry.
+//
+// Runs 6 to 11 have wide ids: a thread past 65,534 first, and the contexts
+// remapped far apart, which widens the blocks' node columns in place.
 func TestReweightMatchesWeight(t *testing.T) {
-	for run := range 6 {
-		capacity, shape := []int{0, 700}[run%2], run/2
+	for run := range 12 {
+		capacity, shape, wide := []int{0, 700}[run%2], run/2%3, run >= 6
 		rng := rand.New(rand.NewPCG(7, uint64(capacity)))
 		l := NewLog(capacity)
+		nodeCount := 50
+		if wide {
+			l.Append(Entry{Node: 3, Thread: 1 << 20, Calls: 4, Lambda: 1e6, Latency: 10})
+		}
 		randomLogShape(rng, l, 1000, 50, shape)
+		if wide {
+			before := make([]Entry, l.Len())
+			for i := range before {
+				before[i] = l.At(i)
+			}
+			l.Remap(func(n int32) int32 { return n * 1500 })
+			nodeCount = 49*1500 + 1
+			for i, e := range before {
+				e.Node *= 1500
+				if got := l.At(i); got != e {
+					t.Fatalf("run %d: after Remap At(%d) = %+v, want %+v", run, i, got, e)
+				}
+			}
+		}
 		for _, p := range allParams {
-			nodes := make([]float64, 50)
-			thr := make([]float64, 50)
+			nodes := make([]float64, nodeCount)
+			thr := make([]float64, nodeCount)
 			var tn, tt float64
 			for i := 0; i < l.Len(); i++ {
 				e := l.At(i)
@@ -359,22 +380,26 @@ func TestLogBlocks(t *testing.T) {
 	}
 }
 
-// TestEntryBytes: a logged sample holds what it carries: 8 bytes with
-// nothing but its place, 12 with a latency (timer samples without call
-// counters) or with calls (samples on a call event), 16 with both, 20 when
-// lambda changes from entry to entry too; a block that meets an unusual
-// entry late keeps the usual values of the entries before it.
+// TestEntryBytes: a logged sample holds what it carries: 4 bytes with
+// nothing but its place (node and thread ids under 65,535), 8 with a
+// latency (timer samples without call counters) or with calls (samples on
+// a call event), 12 with both, 16 when lambda changes from entry to entry
+// too; ids past 65,534 take 4 bytes each in their block; a block that meets
+// an unusual entry late keeps the usual values of the entries before it.
 func TestEntryBytes(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		e    func(i int) Entry
 		want int64
 	}{
-		{"place only", func(i int) Entry { return Entry{Node: int32(i), Calls: -1, Lambda: 1e6, Latency: -1} }, 8},
-		{"timer, no counts", func(i int) Entry { return Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: float32(i)} }, 12},
-		{"call event", func(i int) Entry { return Entry{Node: 1, Calls: float32(i), Lambda: 0, Latency: -1} }, 12},
-		{"counted timer", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: 1e6, Latency: float32(i)} }, 16},
-		{"all", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: float32(i), Latency: 2} }, 20},
+		{"place only", func(i int) Entry { return Entry{Node: int32(i % 1000), Thread: 7, Calls: -1, Lambda: 1e6, Latency: -1} }, 4},
+		{"a context id past 65,534", func(i int) Entry { return Entry{Node: int32(i), Calls: -1, Lambda: 1e6, Latency: -1} }, 6},
+		{"both ids past 65,534", func(i int) Entry { return Entry{Node: 70000, Thread: 1 << 20, Calls: -1, Lambda: 1e6, Latency: -1} }, 8},
+		{"no context", func(i int) Entry { return Entry{Node: -1, Calls: -1, Lambda: 1e6, Latency: -1} }, 6},
+		{"timer, no counts", func(i int) Entry { return Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: float32(i)} }, 8},
+		{"call event", func(i int) Entry { return Entry{Node: 1, Calls: float32(i), Lambda: 0, Latency: -1} }, 8},
+		{"counted timer", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: 1e6, Latency: float32(i)} }, 12},
+		{"all", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: float32(i), Latency: 2} }, 16},
 	} {
 		l := NewLog(0)
 		for i := range logBlock {
@@ -385,13 +410,17 @@ func TestEntryBytes(t *testing.T) {
 		}
 	}
 	l := NewLog(0)
-	l.Append(Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: -1})
+	l.Append(Entry{Node: 1, Thread: 4, Calls: -1, Lambda: 1e6, Latency: -1})
 	l.Append(Entry{Node: 2, Calls: 5, Lambda: 2e6, Latency: 7})
 	l.Append(Entry{Node: 3, Calls: -1, Lambda: 1e6, Latency: -1})
+	l.Append(Entry{Node: 1 << 17, Thread: 65535, Calls: -1, Lambda: 1e6, Latency: -1})
+	l.Append(Entry{Node: -1, Thread: 5, Calls: -1, Lambda: 1e6, Latency: -1})
 	want := []Entry{
-		{Node: 1, Calls: -1, Lambda: 1e6, Latency: -1},
+		{Node: 1, Thread: 4, Calls: -1, Lambda: 1e6, Latency: -1},
 		{Node: 2, Calls: 5, Lambda: 2e6, Latency: 7},
 		{Node: 3, Calls: -1, Lambda: 1e6, Latency: -1},
+		{Node: 1 << 17, Thread: 65535, Calls: -1, Lambda: 1e6, Latency: -1},
+		{Node: -1, Thread: 5, Calls: -1, Lambda: 1e6, Latency: -1},
 	}
 	for i, w := range want {
 		if got := l.At(i); got != w {
@@ -408,6 +437,14 @@ func TestEntryBytes(t *testing.T) {
 	}
 	if got := r.At(0); got != want[2] {
 		t.Errorf("ring: At(0) = %+v, want %+v", got, want[2])
+	}
+	// And with ids that widen the block's columns.
+	r.Append(want[3])
+	if got := r.At(0); got != want[1] {
+		t.Errorf("ring: At(0) = %+v, want %+v", got, want[1])
+	}
+	if got := r.At(1); got != want[3] {
+		t.Errorf("ring: At(1) = %+v, want %+v", got, want[3])
 	}
 }
 

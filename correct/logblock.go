@@ -10,7 +10,7 @@ import "math"
 // node, thread and calls; a block that meets an entry with something else
 // makes that column then, filled with the usual value before it.
 type logBlockCols struct {
-	node, thread           []int32
+	node, thread           ids // logids.go: 2 bytes an entry under 65,535
 	calls, lambda, latency []float32
 	lambda0                float32 // the first entry's lambda
 	size                   int     // the capacity of every column there is
@@ -20,13 +20,13 @@ type logBlockCols struct {
 // unknown is calls' and latency's usual value.
 const unknown = float32(-1)
 
-func (b *logBlockCols) len() int { return len(b.node) }
+func (b *logBlockCols) len() int { return b.node.len() }
 
 // grow gives every column there is room for c entries.
 func (b *logBlockCols) grow(c int) {
 	b.size = c
-	b.node = regrow(b.mem, b.node, c)
-	b.thread = regrow(b.mem, b.thread, c)
+	b.node.grow(b.mem, c)
+	b.thread.grow(b.mem, c)
 	for _, col := range []*[]float32{&b.calls, &b.lambda, &b.latency} {
 		if *col != nil {
 			*col = regrow(b.mem, *col, c)
@@ -35,7 +35,7 @@ func (b *logBlockCols) grow(c int) {
 }
 
 // regrow moves s into a column of capacity c.
-func regrow[T int32 | float32](m *logMem, s []T, c int) []T {
+func regrow[T colType](m *logMem, s []T, c int) []T {
 	g := column[T](m, len(s), c)
 	copy(g, s)
 	free(m, s)
@@ -44,12 +44,12 @@ func regrow[T int32 | float32](m *logMem, s []T, c int) []T {
 
 // push appends e; the block has room (Log.room).
 func (b *logBlockCols) push(e Entry) {
-	n := len(b.node)
+	n := b.len()
 	if n == 0 {
 		b.lambda0 = e.Lambda
 	}
-	b.node = append(b.node, 0)
-	b.thread = append(b.thread, 0)
+	b.node.push(b.mem, e.Node)
+	b.thread.push(b.mem, e.Thread)
 	if b.calls != nil {
 		b.calls = append(b.calls, 0)
 	}
@@ -64,7 +64,8 @@ func (b *logBlockCols) push(e Entry) {
 
 // set overwrites entry i with e (the ring's oldest).
 func (b *logBlockCols) set(i int, e Entry) {
-	b.node[i], b.thread[i] = e.Node, e.Thread
+	b.node.set(b.mem, i, e.Node)
+	b.thread.set(b.mem, i, e.Thread)
 	b.calls = b.put(b.calls, i, e.Calls, unknown)
 	b.lambda = b.put(b.lambda, i, e.Lambda, b.lambda0)
 	b.latency = b.put(b.latency, i, e.Latency, unknown)
@@ -77,7 +78,7 @@ func (b *logBlockCols) put(col []float32, i int, v, usual float32) []float32 {
 		if same(v, usual) {
 			return nil
 		}
-		col = b.made(len(b.node), usual)
+		col = b.made(b.len(), usual)
 	}
 	col[i] = v
 	return col
@@ -97,7 +98,7 @@ func same(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b)
 
 // at is entry i.
 func (b *logBlockCols) at(i int) Entry {
-	e := Entry{Node: b.node[i], Thread: b.thread[i], Calls: unknown, Lambda: b.lambda0, Latency: unknown}
+	e := Entry{Node: b.node.get(i), Thread: b.thread.get(i), Calls: unknown, Lambda: b.lambda0, Latency: unknown}
 	if b.calls != nil {
 		e.Calls = b.calls[i]
 	}
@@ -113,7 +114,8 @@ func (b *logBlockCols) at(i int) Entry {
 // truncate empties the block, keeping the room of the columns every block
 // has.
 func (b *logBlockCols) truncate() {
-	b.node, b.thread = b.node[:0], b.thread[:0]
+	b.node.truncate()
+	b.thread.truncate()
 	b.dropOptional()
 }
 
@@ -127,20 +129,20 @@ func (b *logBlockCols) dropOptional() {
 // release returns every column's memory.
 func (b *logBlockCols) release() {
 	b.dropOptional()
-	free(b.mem, b.node)
-	free(b.mem, b.thread)
-	b.node, b.thread, b.size = nil, nil, 0
+	b.node.release(b.mem)
+	b.thread.release(b.mem)
+	b.size = 0
 }
 
 // bytes is what the block's columns hold.
 func (b *logBlockCols) bytes() int64 {
-	cols := 2
+	n := b.node.bytes(b.size) + b.thread.bytes(b.size)
 	for _, c := range [][]float32{b.calls, b.lambda, b.latency} {
 		if c != nil {
-			cols++
+			n += 4 * int64(b.size)
 		}
 	}
-	return int64(cols) * 4 * int64(b.size)
+	return n
 }
 
 // reweight adds the weights of the block's entries under p to dst by
@@ -149,6 +151,14 @@ func (b *logBlockCols) bytes() int64 {
 // column weighs nothing under density, one without latencies has no
 // latency factor.
 func (b *logBlockCols) reweight(p Params, dst []float64, m keyMode, thread int32) float64 {
+	if b.node.isWide {
+		return reweightNodes(b, b.node.wide, p, dst, m, thread)
+	}
+	return reweightNodes(b, b.node.small, p, dst, m, thread)
+}
+
+// reweightNodes is reweight over the block's node column, of either kind.
+func reweightNodes[K uint16 | int32](b *logBlockCols, node []K, p Params, dst []float64, m keyMode, thread int32) float64 {
 	a := p.alpha()
 	calls, lat := b.calls, b.latency
 	if p.Density && calls == nil {
@@ -160,30 +170,60 @@ func (b *logBlockCols) reweight(p Params, dst []float64, m keyMode, thread int32
 	if !p.Latency || a == 0 {
 		lat = nil
 	}
-	threads := b.thread
-	var total float64
+	if m == byNodeOfThread {
+		if b.thread.isWide {
+			return reweightOf(b, node, b.thread.wide, thread, dst, calls, lat, a)
+		}
+		if !fitsSmall(thread) {
+			return 0
+		}
+		return reweightOf(b, node, b.thread.small, uint16(thread), dst, calls, lat, a)
+	}
 	if calls == nil && lat == nil {
 		// One per sample: the raw profile, and every toggle's over a
 		// block of samples that carry nothing.
-		for i, k := range b.node {
-			if (m == byNode || threads[i] == thread) && uint(k) < uint(len(dst)) {
+		var total float64
+		for _, k := range node {
+			if uint(k) < uint(len(dst)) {
 				dst[k]++
 				total++
 			}
 		}
 		return total
 	}
-	if m == byNode {
-		return b.reweightAll(dst, calls, lat, a)
-	}
-	return b.reweightEach(dst, calls, lat, a, m, thread)
+	return reweightAll(b, node, dst, calls, lat, a)
 }
 
-// reweightEach is reweight's loop for any columns and either key.
-func (b *logBlockCols) reweightEach(dst []float64, calls, lat []float32, a float64, m keyMode, thread int32) float64 {
+// reweightOf is reweight's loop for one thread's entries, any columns.
+func reweightOf[K, T uint16 | int32](b *logBlockCols, node []K, threads []T, thread T, dst []float64, calls, lat []float32, a float64) float64 {
 	var total float64
-	for i, k := range b.node {
-		if (m != byNode && b.thread[i] != thread) || uint(k) >= uint(len(dst)) {
+	threads = threads[:len(node)]
+	for i, k := range node {
+		if threads[i] != thread || uint(k) >= uint(len(dst)) {
+			continue
+		}
+		w := 1.0
+		if calls != nil {
+			c := calls[i]
+			if !(c >= 0) {
+				continue
+			}
+			w = float64(c)
+		}
+		if lat != nil {
+			w *= b.factor(i, lat, a)
+		}
+		dst[k] += w
+		total += w
+	}
+	return total
+}
+
+// reweightEach is reweightAll's loop for any columns.
+func reweightEach[K uint16 | int32](b *logBlockCols, node []K, dst []float64, calls, lat []float32, a float64) float64 {
+	var total float64
+	for i, k := range node {
+		if uint(k) >= uint(len(dst)) {
 			continue
 		}
 		w := 1.0
@@ -222,9 +262,8 @@ func (b *logBlockCols) factor(i int, lat []float32, a float64) float64 {
 
 // reweightAll is reweight over every thread, with a loop for each set of
 // columns the weights read, so that the per-entry work is only theirs.
-func (b *logBlockCols) reweightAll(dst []float64, calls, lat []float32, a float64) float64 {
+func reweightAll[K uint16 | int32](b *logBlockCols, node []K, dst []float64, calls, lat []float32, a float64) float64 {
 	var total float64
-	node := b.node
 	switch {
 	case lat == nil:
 		calls = calls[:len(node)]
@@ -265,7 +304,7 @@ func (b *logBlockCols) reweightAll(dst []float64, calls, lat []float32, a float6
 			total += w
 		}
 	default:
-		return b.reweightEach(dst, calls, lat, a, byNode, 0)
+		return reweightEach(b, node, dst, calls, lat, a)
 	}
 	return total
 }

@@ -22,19 +22,23 @@ func newLogMem(owner *Log) *logMem {
 	return m
 }
 
-// column returns a column of n entries of 4 bytes, room for c.
-func column[T int32 | float32](m *logMem, n, c int) []T {
+// colType is what the log's columns hold.
+type colType interface{ uint16 | int32 | float32 }
+
+// column returns a column of n entries, room for c.
+func column[T colType](m *logMem, n, c int) []T {
 	if c == 0 {
 		return nil
 	}
-	b := mapBytes(c * 4)
+	var zero T
+	b := mapBytes(c * int(unsafe.Sizeof(zero)))
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	m.maps[p] = b
 	return unsafe.Slice((*T)(p), c)[:n]
 }
 
 // free returns col's memory; col must not be used after.
-func free[T int32 | float32](m *logMem, col []T) {
+func free[T colType](m *logMem, col []T) {
 	if cap(col) == 0 {
 		return
 	}

@@ -31,7 +31,7 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 
 	symtab, _ := f.Symbols()
 	dynsym, _ := f.DynamicSymbols()
-	goTab := newGoTable(f, symtab, mod.segs, size)
+	goTab := newGoTable(f, r, symtab, mod.segs, size)
 	// Go binaries are named by their pclntab. Their DWARF would add only
 	// the C code of cgo packages, at the price of holding all of it.
 	wantDWARF := goTab == nil && lines

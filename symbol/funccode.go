@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 )
 
@@ -90,10 +91,11 @@ func newCodeFile(r io.ReaderAt, size int64, path string, open func(string) (*os.
 		cands = miniDebugInfoCands(cands, f, size)
 	}
 	cands = funcCands(cands, dynsym, f.Sections, true)
-	if g := newGoTable(f, symtab, c.segs, size); g != nil && g.tab != nil {
+	if g := newGoTable(f, r, symtab, c.segs, size); g != nil {
 		// A Go binary's functab bounds every function, stripped or not
 		// (go test strips its binaries).
-		cands = g.tab.funcCands(cands)
+		cands = g.funcCands(cands)
+		g.close()
 	}
 	cands = slices.DeleteFunc(cands, func(s symCand) bool { return s.size == 0 || s.size > maxFuncCode || s.size > uint64(size) })
 	c.syms = newSymtab(cands)
@@ -146,7 +148,23 @@ func (c *CodeFile) SymAt(vaddr uint64) (string, uint64) {
 }
 
 // funcCands appends a candidate symbol for every function of the table,
-// sized to the next function's entry.
+// sized to the next function's entry; none if the mapped table faults.
+func (g *goTable) funcCands(dst []symCand) (out []symCand) {
+	if g.tab == nil {
+		return dst
+	}
+	if g.fm != nil {
+		ok := true
+		defer func() {
+			if !ok {
+				out = dst
+			}
+		}()
+		defer guarded(debug.SetPanicOnFault(true), &ok)
+	}
+	return g.tab.funcCands(dst)
+}
+
 func (t *pclntab) funcCands(dst []symCand) []symCand {
 	for i := 0; i < t.nfunc; i++ {
 		f, ok := t.findFunc(t.text + uint64(t.entryOff(i)))

@@ -58,8 +58,9 @@ func FuncLocation(path, name string) (vaddr, offset uint64, err error) {
 		if scanned && symtab == nil {
 			symtab, _ = f.Symbols() // the Go table finds its sections by them
 		}
-		if g := newGoTable(f, symtab, segs, st.Size()); g != nil {
+		if g := newGoTable(f, file, symtab, segs, st.Size()); g != nil {
 			vaddr, ok = g.lookupFunc(name)
+			g.close()
 		}
 	}
 	if !ok {

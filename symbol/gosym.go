@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"debug/elf"
 	"debug/gosym"
+	"io"
+	"runtime"
+	"runtime/debug"
 	"unsafe"
 )
 
@@ -15,8 +18,14 @@ type goTable struct {
 	tab *pclntab // Go 1.18+, decoded by us
 	old *gosym.Table
 	// held is what the table holds from the file and, for old tables,
-	// what debug/gosym decoded up front (mem.go).
+	// what debug/gosym decoded up front (mem.go): not a mapped table,
+	// whose pages the kernel gives and takes back.
 	held int64
+	// fm maps a Go 1.18+ table from its file (filemap_linux.go), nil
+	// when it was read; the cleanup unmaps it once the table is garbage,
+	// unless close did.
+	fm      *fileMap
+	cleanup runtime.Cleanup
 }
 
 // maxPclntab bounds how much we read for a pclntab; the largest real ones
@@ -24,9 +33,21 @@ type goTable struct {
 const maxPclntab = 1 << 30
 
 // newGoTable returns the Go table of f, or nil if f is not a Go binary or
-// its table is unusable. syms is f's .symtab, possibly empty.
-func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) *goTable {
-	data, pcln := pclntabData(f, syms, size)
+// its table is unusable. syms is f's .symtab, possibly empty; r is what f
+// reads, whose table is mapped rather than read when r is a file.
+func newGoTable(f *elf.File, r io.ReaderAt, syms []elf.Symbol, segs []segment, size int64) (g *goTable) {
+	data, pcln, fm := pclntabData(f, r, syms, size)
+	if fm != nil {
+		defer func(old bool) {
+			debug.SetPanicOnFault(old)
+			if faulted(recover()) {
+				g = nil
+			}
+			if g == nil || g.fm == nil {
+				fm.unmap()
+			}
+		}(debug.SetPanicOnFault(true))
+	}
 	if len(data) < 16 {
 		return nil
 	}
@@ -34,15 +55,59 @@ func newGoTable(f *elf.File, syms []elf.Symbol, segs []segment, size int64) *goT
 	if isPclntab118(f.ByteOrder.Uint32(data)) {
 		gofunc := goFuncData(f, syms, data, pcln, uint64(data[7]), size)
 		if t := parsePclntab(data, text, gofunc); t != nil && t.nfunc > 0 {
-			held := int64(cap(data))
+			var held int64
+			if fm == nil {
+				held = int64(cap(data))
+			}
 			if !within(gofunc, data) {
 				held += int64(cap(gofunc))
 			}
-			return &goTable{tab: t, held: held}
+			g := &goTable{tab: t, held: held, fm: fm}
+			if fm != nil {
+				g.cleanup = runtime.AddCleanup(g, (*fileMap).unmap, fm)
+			}
+			return g
 		}
 		return nil
 	}
+	if fm != nil {
+		// debug/gosym decodes old tables whole, and keeps them.
+		data = bytes.Clone(data)
+	}
 	return newOldGoTable(data, text)
+}
+
+// close unmaps a mapped table now, for its callers that are done with it:
+// the table answers nothing after.
+func (g *goTable) close() {
+	if g.fm != nil {
+		g.cleanup.Stop()
+		g.fm.unmap()
+		g.fm, g.tab = nil, nil
+	}
+}
+
+// guarded is deferred by each lookup in a mapped table, with
+// debug.SetPanicOnFault's old value: a file cut short under the mapping
+// faults on its pages past the end, which fails the lookup (*ok = false)
+// instead of killing the profiler.
+func guarded(old bool, ok *bool) {
+	debug.SetPanicOnFault(old)
+	if faulted(recover()) {
+		*ok = false
+	}
+}
+
+// faulted reports whether r, a recovered value, is a memory fault; any
+// other panic goes on.
+func faulted(r any) bool {
+	if r == nil {
+		return false
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); ok {
+		return true
+	}
+	panic(r)
 }
 
 // newOldGoTable reads a Go 1.2 to 1.17 table through debug/gosym.
@@ -96,6 +161,14 @@ func within(b, in []byte) bool {
 // inlined there, innermost first, then the function holding addr.
 func (g *goTable) frames(addr uint64, dst []Frame) (out []Frame, ok bool) {
 	if g.tab != nil {
+		if g.fm != nil {
+			defer guarded(debug.SetPanicOnFault(true), &ok)
+			defer func() {
+				if !ok {
+					out = dst
+				}
+			}()
+		}
 		return g.tab.frames(addr, dst)
 	}
 	// See newOldGoTable: pc-value decoding in gosym panics on corrupt
@@ -118,9 +191,12 @@ func (g *goTable) frames(addr uint64, dst []Frame) (out []Frame, ok bool) {
 // holding addr has pushed or allocated below its entry SP there. On amd64
 // the return address into its caller is at SP+delta and the caller's SP
 // is SP+delta+8. Only Go 1.18+ tables answer.
-func (g *goTable) spDelta(addr uint64) (int64, bool) {
+func (g *goTable) spDelta(addr uint64) (d int64, ok bool) {
 	if g.tab == nil {
 		return 0, false
+	}
+	if g.fm != nil {
+		defer guarded(debug.SetPanicOnFault(true), &ok)
 	}
 	return g.tab.spDelta(addr)
 }
@@ -128,13 +204,25 @@ func (g *goTable) spDelta(addr uint64) (int64, bool) {
 // topFrame reports whether the function at addr starts a goroutine's or a
 // thread's stack (runtime.goexit, mstart, rt0_go...), where unwinding
 // ends. Only Go 1.18+ tables answer.
-func (g *goTable) topFrame(addr uint64) bool {
-	return g.tab != nil && g.tab.topFrame(addr)
+func (g *goTable) topFrame(addr uint64) (ok bool) {
+	if g.tab == nil {
+		return false
+	}
+	if g.fm != nil {
+		defer guarded(debug.SetPanicOnFault(true), &ok)
+	}
+	return g.tab.topFrame(addr)
 }
 
 // lookupFunc returns the entry of the named Go function.
 func (g *goTable) lookupFunc(name string) (entry uint64, ok bool) {
 	if g.tab != nil {
+		if g.fm != nil {
+			// The scan reads every function's record and name: pages
+			// the lookups by pc never need again.
+			defer g.fm.release()
+			defer guarded(debug.SetPanicOnFault(true), &ok)
+		}
 		return g.tab.lookupFunc(name)
 	}
 	defer func() {
@@ -152,17 +240,22 @@ func (g *goTable) lookupFunc(name string) (entry uint64, ok bool) {
 // (internal linking), the runtime.pclntab..runtime.epclntab symbols
 // (external linking, PIE), or, in a stripped Go binary without the section,
 // by its header magic in the read-only data.
-func pclntabData(f *elf.File, syms []elf.Symbol, size int64) ([]byte, uint64) {
+func pclntabData(f *elf.File, r io.ReaderAt, syms []elf.Symbol, size int64) ([]byte, uint64, *fileMap) {
 	for _, name := range []string{".gopclntab", ".data.rel.ro.gopclntab"} {
 		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
 			if s.Size > maxPclntab || int64(s.Size) > size {
-				return nil, 0
+				return nil, 0, nil
+			}
+			if s.Flags&elf.SHF_COMPRESSED == 0 {
+				if data, fm := mapRange(r, s.Offset, s.Size, uint64(size)); fm != nil {
+					return data, s.Addr, fm
+				}
 			}
 			data, err := s.Data()
 			if err != nil {
-				return nil, 0
+				return nil, 0, nil
 			}
-			return data, s.Addr
+			return data, s.Addr, nil
 		}
 	}
 	var start, end uint64
@@ -176,11 +269,11 @@ func pclntabData(f *elf.File, syms []elf.Symbol, size int64) ([]byte, uint64) {
 	}
 	if start != 0 && end > start && end-start <= maxPclntab && int64(end-start) <= size {
 		if data := readVaddr(f, start, end-start); data != nil {
-			return data, start
+			return data, start, nil
 		}
 	}
 	if !isGo(f) {
-		return nil, 0
+		return nil, 0, nil
 	}
 	for _, name := range []string{".data.rel.ro", ".rodata", ".noptrdata"} {
 		s := f.Section(name)
@@ -192,10 +285,10 @@ func pclntabData(f *elf.File, syms []elf.Symbol, size int64) ([]byte, uint64) {
 			continue
 		}
 		if i := findPclntabHeader(data); i >= 0 {
-			return data[i:], s.Addr + uint64(i)
+			return data[i:], s.Addr + uint64(i), nil
 		}
 	}
-	return nil, 0
+	return nil, 0, nil
 }
 
 // isGo reports whether f was built by the Go toolchain.

@@ -62,7 +62,7 @@ func BenchmarkNewGoTable(b *testing.B) {
 	syms, _ := f.Symbols()
 	segs := loadSegments(f.Progs)
 	for b.Loop() {
-		if newGoTable(f, syms, segs, st.Size()) == nil {
+		if newGoTable(f, nil, syms, segs, st.Size()) == nil {
 			b.Fatal("no table")
 		}
 	}

@@ -151,18 +151,24 @@ func openGoTable(t testing.TB, path string) *goTable {
 	return g
 }
 
+// loadGoTable reads path's Go table as the resolver does: mapped from the
+// file where the system can.
 func loadGoTable(path string) (*goTable, error) {
-	f, err := elf.Open(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := os.Stat(path)
+	defer file.Close()
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return nil, err
+	}
+	st, err := file.Stat()
 	if err != nil {
 		return nil, err
 	}
 	syms, _ := f.Symbols()
-	g := newGoTable(f, syms, loadSegments(f.Progs), st.Size())
+	g := newGoTable(f, file, syms, loadSegments(f.Progs), st.Size())
 	if g == nil || g.tab == nil {
 		return nil, fmt.Errorf("%s: no Go 1.18+ table", path)
 	}
@@ -246,7 +252,7 @@ func TestGoFuncAddr(t *testing.T) {
 		if want == 0 {
 			t.Fatalf("%s: no go:func.* symbol", path)
 		}
-		data, pcln := pclntabData(f, syms, 1<<40)
+		data, pcln, _ := pclntabData(f, nil, syms, 1<<40)
 		if len(data) < 16 {
 			t.Fatalf("%s: no pclntab", path)
 		}

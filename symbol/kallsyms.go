@@ -18,10 +18,38 @@ var kallsymsPath = "/proc/kallsyms"
 
 // kallsyms is the kernel's text symbol table, sorted by address. kallsyms
 // has no sizes, so each symbol runs to the next one, as in perf.
+//
+// A distribution kernel has some 120k of them: each is held as 4 bytes of
+// address past the lowest, while the table spans under 4 GiB (the kernel,
+// its modules and BPF programs span one), 4 of where its name ends, and
+// the name's bytes, in one string in address order.
 type kallsyms struct {
-	addrs []uint64
-	names []string
-	size  int64 // estimated bytes held, for MemStats
+	base  uint64   // the lowest address
+	offs  []uint32 // each symbol's address - base
+	wide  []uint64 // each symbol's address, instead of offs, for a table spanning more
+	names string   // the names, in address order
+	ends  []uint32 // where each name ends in names
+	size  int64    // estimated bytes held, for MemStats
+}
+
+// len is the number of symbols.
+func (k *kallsyms) len() int { return len(k.ends) }
+
+// addr is symbol i's address.
+func (k *kallsyms) addr(i int) uint64 {
+	if k.wide != nil {
+		return k.wide[i]
+	}
+	return k.base + uint64(k.offs[i])
+}
+
+// name is symbol i's name.
+func (k *kallsyms) name(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = k.ends[i-1]
+	}
+	return k.names[start:k.ends[i]]
 }
 
 // LookupKernel appends the frame for kernel address pc. The symbol table is
@@ -137,18 +165,38 @@ func parseKallsymsSized(rd io.Reader, n int) *kallsyms {
 		}
 		return bytes.Compare(nameOf(a), nameOf(b))
 	})
-	// The names are one string; the aliases dropped below leave their
-	// bytes in it, a few percent.
-	all := string(buf)
-	k := &kallsyms{addrs: make([]uint64, 0, len(syms)), names: make([]string, 0, len(syms))}
+	// One symbol per address, the names copied in address order.
+	kept := syms[:0]
+	var total int
 	for i, s := range syms {
 		if i > 0 && syms[i-1].addr == s.addr {
 			continue
 		}
-		k.addrs = append(k.addrs, s.addr)
-		k.names = append(k.names, all[s.off:s.off+uint32(s.n)])
+		kept = append(kept, s)
+		total += int(s.n)
 	}
-	k.size = int64(len(all)) + int64(cap(k.addrs))*8 + int64(cap(k.names))*sizeString
+	k := &kallsyms{ends: make([]uint32, len(kept))}
+	names := make([]byte, 0, total)
+	for i, s := range kept {
+		names = append(names, nameOf(s)...)
+		k.ends[i] = uint32(len(names))
+	}
+	k.names = string(names)
+	if len(kept) > 0 {
+		k.base = kept[0].addr
+		if kept[len(kept)-1].addr-k.base <= math.MaxUint32 {
+			k.offs = make([]uint32, len(kept))
+			for i, s := range kept {
+				k.offs[i] = uint32(s.addr - k.base)
+			}
+		} else {
+			k.wide = make([]uint64, len(kept))
+			for i, s := range kept {
+				k.wide[i] = s.addr
+			}
+		}
+	}
+	k.size = int64(len(k.names)) + int64(len(k.ends))*4 + int64(len(k.offs))*4 + int64(len(k.wide))*8
 	return k
 }
 
@@ -175,12 +223,23 @@ func parseHex(s []byte) (uint64, bool) {
 }
 
 func (k *kallsyms) lookup(pc uint64) (string, bool) {
-	i, found := slices.BinarySearch(k.addrs, pc)
+	var i int
+	var found bool
+	switch {
+	case k.wide != nil:
+		i, found = slices.BinarySearch(k.wide, pc)
+	case pc < k.base:
+		return "", false
+	case pc-k.base > math.MaxUint32:
+		i = len(k.offs) // past the last symbol, which runs to the next
+	default:
+		i, found = slices.BinarySearch(k.offs, uint32(pc-k.base))
+	}
 	if !found {
 		i--
 	}
 	if i < 0 {
 		return "", false
 	}
-	return k.names[i], true
+	return k.name(i), true
 }

@@ -39,6 +39,40 @@ ffffffff81000400 T
 	}
 }
 
+// TestParseKallsymsSpan: a table spanning under 4 GiB holds 4-byte
+// offsets; one spanning more (not a kernel's, but input all the same)
+// holds whole addresses, and both look up alike, past the span too.
+func TestParseKallsymsSpan(t *testing.T) {
+	narrow := parseKallsyms(strings.NewReader("ffffffff81000000 T a\nffffffffc0001000 t b\n"))
+	wide := parseKallsyms(strings.NewReader("0000000000001000 T a\nffffffffc0001000 t b\n"))
+	if narrow.offs == nil || narrow.wide != nil || wide.wide == nil || wide.offs != nil {
+		t.Fatalf("narrow: %d offsets, %d addresses; wide: %d offsets, %d addresses", len(narrow.offs), len(narrow.wide), len(wide.offs), len(wide.wide))
+	}
+	for _, c := range []struct {
+		k    *kallsyms
+		pc   uint64
+		want string
+	}{
+		{narrow, 0xffffffff80ffffff, ""},
+		{narrow, 0xffffffff81000001, "a"},
+		{narrow, 0xffffffffc0001000, "b"},
+		{narrow, 0xffffffffffffffff, "b"},
+		{wide, 0xfff, ""},
+		{wide, 0x1000, "a"},
+		{wide, 0xffffffffc0000fff, "a"},
+		{wide, 0xffffffffffffffff, "b"},
+	} {
+		if got, _ := c.k.lookup(c.pc); got != c.want {
+			t.Errorf("lookup(%#x) = %q, want %q", c.pc, got, c.want)
+		}
+	}
+	// Past 4 GiB above the base of a narrow table: its last symbol.
+	far := parseKallsyms(strings.NewReader("0000000000001000 T a\n0000000000002000 t b\n"))
+	if got, _ := far.lookup(1 << 40); got != "b" {
+		t.Errorf("lookup(1<<40) = %q, want b", got)
+	}
+}
+
 func TestLookupKernelRestricted(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "kallsyms")
 	os.WriteFile(p, []byte("0000000000000000 T _stext\n0000000000000000 t foo\n"), 0o644)
@@ -100,7 +134,7 @@ func BenchmarkParseKallsyms(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if k := parseKallsymsSized(bytes.NewReader(data), 160<<10); len(k.addrs) == 0 {
+		if k := parseKallsymsSized(bytes.NewReader(data), 160<<10); k.len() == 0 {
 			b.Fatal("no symbols")
 		}
 	}

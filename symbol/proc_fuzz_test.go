@@ -2,7 +2,6 @@ package symbol
 
 import (
 	"bytes"
-	"slices"
 	"strconv"
 	"testing"
 )
@@ -16,8 +15,16 @@ func FuzzKallsyms(f *testing.F) {
 		if k == nil {
 			return
 		}
-		if !slices.IsSorted(k.addrs) || len(k.addrs) != len(k.names) {
-			t.Fatalf("table not sorted or misaligned: %d addrs, %d names", len(k.addrs), len(k.names))
+		if n := len(k.offs) + len(k.wide); n != k.len() || (k.offs != nil && k.wide != nil) {
+			t.Fatalf("table misaligned: %d addresses, %d names", n, k.len())
+		}
+		for i := 1; i < k.len(); i++ {
+			if k.addr(i) <= k.addr(i-1) || k.ends[i] < k.ends[i-1] {
+				t.Fatalf("table not sorted at %d: %#x after %#x", i, k.addr(i), k.addr(i-1))
+			}
+		}
+		if k.len() > 0 && int(k.ends[k.len()-1]) != len(k.names) {
+			t.Fatalf("names end at %d of %d bytes", k.ends[k.len()-1], len(k.names))
 		}
 		if name, ok := k.lookup(pc); ok && !bytes.Contains(data, []byte(name)) {
 			t.Fatalf("name %q is not in the input", name)

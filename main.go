@@ -124,15 +124,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		err = cmdDemo(args[1:], stdout, stderr)
 	case "top":
-		tuneGC()
+		tuneRuntime()
 		err = cmdTop(args[1:], stderr)
 	case "view":
 		err = cmdView(args[1:], stdout, stderr)
 	case "record":
-		tuneGC()
+		tuneRuntime()
 		err = cmdRecord(args[1:], stderr)
 	case "agent":
-		tuneGC()
+		tuneRuntime()
 		err = cmdAgent(args[1:], stderr)
 	case "eval":
 		err = cmdEval(args[1:], stdout, stderr)

@@ -146,6 +146,12 @@ func (b *builder) mergePython(r *sampler.Record, nk int) {
 		return
 	}
 	ps.add(r.PID)
+	frames, st := ps.poller.At(int(r.PID), int(r.TID), r.Time, ps.frames[:0])
+	ps.frames = frames[:0]
+	if st == python.NotReadable {
+		// Not an interpreter (most processes): no frame to look at.
+		return
+	}
 	user := b.frames[nk:]
 	ps.evals, ps.tramps = ps.evals[:0], ps.tramps[:0]
 	for i, f := range user {
@@ -156,9 +162,7 @@ func (b *builder) mergePython(r *sampler.Record, nk int) {
 			ps.tramps = append(ps.tramps, f.Func)
 		}
 	}
-	frames, st := ps.poller.At(int(r.PID), int(r.TID), r.Time, ps.frames[:0])
-	ps.frames = frames[:0]
-	if st == python.NotReadable || st == python.NoThreadState && len(ps.evals) == 0 {
+	if st == python.NoThreadState && len(ps.evals) == 0 {
 		return
 	}
 	nPy := python.Evaluations(frames)

@@ -118,6 +118,18 @@ func (r *ring) pending() bool {
 	return atomic.LoadUint64(&r.meta.Data_head) != atomic.LoadUint64(&r.meta.Data_tail)
 }
 
+// unread is how many bytes of records the kernel has written and the
+// reader not read yet, at most the ring's size (a head past that is
+// corrupt, and readAll stops at it).
+func (r *ring) unread() uint64 {
+	head := atomic.LoadUint64(&r.meta.Data_head)
+	tail := atomic.LoadUint64(&r.meta.Data_tail)
+	if head < tail {
+		return 0
+	}
+	return min(head-tail, uint64(len(r.data)))
+}
+
 func (r *ring) close() error {
 	if r.mem == nil {
 		return nil

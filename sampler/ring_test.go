@@ -175,3 +175,30 @@ func TestRingReadDecodeAllocs(t *testing.T) {
 		t.Fatalf("read+decode allocates %.1f times per batch", allocs)
 	}
 }
+
+// TestRingUnread: what the reader sizes its buffer by is the bytes between
+// tail and head, never more than the ring holds, and none once read.
+func TestRingUnread(t *testing.T) {
+	f, r := newFakeRing(t, 1)
+	if n := r.unread(); n != 0 {
+		t.Fatalf("an empty ring has %d bytes unread", n)
+	}
+	var want uint64
+	for i := range 3 {
+		rec := testSample{id: 1, ip: uint64(i), chain: []uint64{contextUser, 1, 2}}.bytes()
+		f.write(rec)
+		want += uint64(len(rec))
+	}
+	if n := r.unread(); n != want {
+		t.Fatalf("unread %d bytes, wrote %d", n, want)
+	}
+	readRecords(t, r)
+	if n := r.unread(); n != 0 {
+		t.Fatalf("after reading: %d bytes unread", n)
+	}
+	// A head past a whole ring (corrupt) counts as the ring.
+	r.meta.Data_head = r.meta.Data_tail + 10*uint64(len(r.data))
+	if n := r.unread(); n != uint64(len(r.data)) {
+		t.Fatalf("a head 10 rings ahead: unread %d, want %d", n, len(r.data))
+	}
+}

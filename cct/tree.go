@@ -484,9 +484,9 @@ func (t *Tree) Clone() *Tree {
 	// writes its totals.
 	t.Settle()
 	c := &Tree{
-		funcs:       slices.Clone(t.funcs),
-		funcIndex:   maps.Clone(t.funcIndex),
-		nodes:       slices.Clone(t.nodes),
+		funcs:     slices.Clone(t.funcs),
+		funcIndex: maps.Clone(t.funcIndex),
+		nodes:     slices.Clone(t.nodes),
 		// children is rebuilt if the copy is added to (indexChildren):
 		// a snapshot a second only reads, and the map was a quarter
 		// of what each clone allocated.

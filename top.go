@@ -121,7 +121,7 @@ type liveProfile interface {
 }
 
 // liveFPS is the TUI's frame rate in top.
-const liveFPS = 20
+const liveFPS = 10
 
 // runLive shows l in the TUI, running it meanwhile, until the user quits,
 // then closes it.
@@ -141,7 +141,11 @@ func runLiveWith(l liveProfile, stderr io.Writer, early *startSignals, topts tui
 
 	// Bubble Tea draws on a ticker, changed or not, and each frame wakes
 	// the process: with the target idle, 30 frames a second were 0.6% of
-	// a core, nearly all of cctop's cost. 20 show a key within 50 ms.
+	// a core, nearly all of cctop's cost, and at 20 its ticks were 60% of
+	// the goroutine wakes of a live view (each one two thread switches
+	// more, the idle thread the runtime starts to look for work). 10 show
+	// a key within 100 ms, 50 on average; a terminal over SSH adds its
+	// round trip to either.
 	prog := newTUI(tui.New(l, topts), tea.WithFPS(liveFPS))
 	stopSignals = quitOnSignals(prog)
 	if early != nil {

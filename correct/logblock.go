@@ -6,9 +6,10 @@ import "math"
 // columns of calls, lambda and latency are nil while every entry of the
 // block has the usual value there: -1 (unknown) for calls and latency, the
 // block's first lambda for lambda. Timer samples without call counters
-// then cost node, thread and latency, 12 bytes; samples on a call event
-// node, thread and calls; a block that meets an entry with something else
-// makes that column then, filled with the usual value before it.
+// then cost node, thread and latency, 8 bytes with ids under 65,535;
+// samples on a call event node, thread and calls; a block that meets an
+// entry with something else makes that column then, filled with the usual
+// value before it.
 type logBlockCols struct {
 	node, thread           ids // logids.go: 2 bytes an entry under 65,535
 	calls, lambda, latency []float32
@@ -202,19 +203,10 @@ func reweightOf[K, T uint16 | int32](b *logBlockCols, node []K, threads []T, thr
 		if threads[i] != thread || uint(k) >= uint(len(dst)) {
 			continue
 		}
-		w := 1.0
-		if calls != nil {
-			c := calls[i]
-			if !(c >= 0) {
-				continue
-			}
-			w = float64(c)
+		if w, ok := b.weight(i, calls, lat, a); ok {
+			dst[k] += w
+			total += w
 		}
-		if lat != nil {
-			w *= b.factor(i, lat, a)
-		}
-		dst[k] += w
-		total += w
 	}
 	return total
 }
@@ -226,21 +218,30 @@ func reweightEach[K uint16 | int32](b *logBlockCols, node []K, dst []float64, ca
 		if uint(k) >= uint(len(dst)) {
 			continue
 		}
-		w := 1.0
-		if calls != nil {
-			c := calls[i]
-			if !(c >= 0) {
-				continue
-			}
-			w = float64(c)
+		if w, ok := b.weight(i, calls, lat, a); ok {
+			dst[k] += w
+			total += w
 		}
-		if lat != nil {
-			w *= b.factor(i, lat, a)
-		}
-		dst[k] += w
-		total += w
 	}
 	return total
+}
+
+// weight is entry i's weight under the columns the weights read (nil for
+// those they do not), false for an entry without the call count density
+// asks for.
+func (b *logBlockCols) weight(i int, calls, lat []float32, a float64) (float64, bool) {
+	w := 1.0
+	if calls != nil {
+		c := calls[i]
+		if !(c >= 0) {
+			return 0, false
+		}
+		w = float64(c)
+	}
+	if lat != nil {
+		w *= b.factor(i, lat, a)
+	}
+	return w, true
 }
 
 // factor is entry i's latency factor, lambda/(lambda+a*latency), 1 where

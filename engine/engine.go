@@ -83,7 +83,7 @@ type limits struct {
 // The default bounds: a context takes about 316 bytes (go test -bench
 // NodeMemory ./cct/; TestBytesEstimate), so the tree stays near 80 MB, and twice that while
 // the TUI holds a snapshot; the log holds half an hour of one thread at
-// 999 Hz in 40 MB (20 bytes a sample).
+// 999 Hz in 16 MB (8 bytes a timer sample without call counts, correct/logblock.go).
 const (
 	DefaultMaxNodes = 250_000
 	DefaultMaxLog   = 2_000_000
@@ -210,7 +210,7 @@ func (r *Recording) WriteProfile(path, format string) error {
 // WriteTreeProfile writes a tree as a pprof profile to path, atomically:
 // windows merged by a front end (cctop agent -o).
 func WriteTreeProfile(path string, t *cct.Tree, m cct.Meta) error {
-	return writeProfile(path, "pprof", t, m)
+	return lean(func() error { return writeProfile(path, "pprof", t, m) })
 }
 
 // Summary writes the record summary: samples, losses, counting, stacks,

@@ -440,7 +440,7 @@ func (l *Live) save(path string, p correct.Params) error {
 	rec := &Recording{sess: l.sess, b: l.b, plan: &plan, arm: l.arm, start: l.start, elapsed: time.Since(l.start)}
 	meta := profileMeta(l.sess.Config(), rec)
 	meta.Comments[0] = "cctop top"
-	return writeProfile(path, "pprof", l.b.jitExported(), meta)
+	return lean(func() error { return writeProfile(path, "pprof", l.b.jitExported(), meta) })
 }
 
 // exactCalls is the exact run's calls on the current tree's nodes: those

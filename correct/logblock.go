@@ -152,7 +152,7 @@ func (b *logBlockCols) bytes() int64 {
 // column weighs nothing under density, one without latencies has no
 // latency factor.
 func (b *logBlockCols) reweight(p Params, dst []float64, m keyMode, thread int32) float64 {
-	if b.node.isWide {
+	if b.node.isWide() {
 		return reweightNodes(b, b.node.wide, p, dst, m, thread)
 	}
 	return reweightNodes(b, b.node.small, p, dst, m, thread)
@@ -172,7 +172,7 @@ func reweightNodes[K uint16 | int32](b *logBlockCols, node []K, p Params, dst []
 		lat = nil
 	}
 	if m == byNodeOfThread {
-		if b.thread.isWide {
+		if b.thread.isWide() {
 			return reweightOf(b, node, b.thread.wide, thread, dst, calls, lat, a)
 		}
 		if !fitsSmall(thread) {

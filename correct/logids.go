@@ -6,9 +6,8 @@ package correct
 // a profile under 65,535 contexts (most) and of threads (nearly all) are
 // the small kind.
 type ids struct {
-	small  []uint16
-	wide   []int32
-	isWide bool
+	small []uint16
+	wide  []int32 // non-nil once widened (a column has room when it widens)
 }
 
 // smallIDs bounds the ids a small column holds.
@@ -16,15 +15,17 @@ const smallIDs = 1<<16 - 1
 
 func fitsSmall(v int32) bool { return uint32(v) < smallIDs }
 
+func (c *ids) isWide() bool { return c.wide != nil }
+
 func (c *ids) len() int {
-	if c.isWide {
+	if c.isWide() {
 		return len(c.wide)
 	}
 	return len(c.small)
 }
 
 func (c *ids) get(i int) int32 {
-	if c.isWide {
+	if c.isWide() {
 		return c.wide[i]
 	}
 	return int32(c.small[i])
@@ -32,7 +33,7 @@ func (c *ids) get(i int) int32 {
 
 // grow moves the column into one of room r.
 func (c *ids) grow(m *logMem, r int) {
-	if c.isWide {
+	if c.isWide() {
 		c.wide = regrow(m, c.wide, r)
 	} else {
 		c.small = regrow(m, c.small, r)
@@ -41,10 +42,10 @@ func (c *ids) grow(m *logMem, r int) {
 
 // push appends v; the column has room.
 func (c *ids) push(m *logMem, v int32) {
-	if !c.isWide && !fitsSmall(v) {
+	if !c.isWide() && !fitsSmall(v) {
 		c.widen(m)
 	}
-	if c.isWide {
+	if c.isWide() {
 		c.wide = append(c.wide, v)
 	} else {
 		c.small = append(c.small, uint16(v))
@@ -53,10 +54,10 @@ func (c *ids) push(m *logMem, v int32) {
 
 // set overwrites entry i with v.
 func (c *ids) set(m *logMem, i int, v int32) {
-	if !c.isWide && !fitsSmall(v) {
+	if !c.isWide() && !fitsSmall(v) {
 		c.widen(m)
 	}
-	if c.isWide {
+	if c.isWide() {
 		c.wide[i] = v
 	} else {
 		c.small[i] = uint16(v)
@@ -70,7 +71,7 @@ func (c *ids) widen(m *logMem) {
 		w[i] = int32(v)
 	}
 	free(m, c.small)
-	c.small, c.wide, c.isWide = nil, w, true
+	c.small, c.wide = nil, w
 }
 
 // truncate empties the column, keeping its room.
@@ -87,7 +88,7 @@ func (c *ids) release(m *logMem) {
 
 // bytes is the memory the column holds at room r.
 func (c *ids) bytes(r int) int64 {
-	if c.isWide {
+	if c.isWide() {
 		return 4 * int64(r)
 	}
 	return 2 * int64(r)

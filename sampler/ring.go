@@ -113,11 +113,6 @@ func (r *ring) copyOut(dst []byte, off uint64) {
 	}
 }
 
-// pending reports whether the kernel has written records not yet read.
-func (r *ring) pending() bool {
-	return atomic.LoadUint64(&r.meta.Data_head) != atomic.LoadUint64(&r.meta.Data_tail)
-}
-
 // unread is how many bytes of records the kernel has written and the
 // reader not read yet, at most the ring's size (a head past that is
 // corrupt, and readAll stops at it).

@@ -75,7 +75,7 @@ func TestRingWrapAround(t *testing.T) {
 	if f.head < uint64(3*size) {
 		t.Fatalf("test wrote %d bytes, want several laps of %d", f.head, size)
 	}
-	if r.pending() {
+	if r.unread() != 0 {
 		t.Fatal("pending after reading everything")
 	}
 }
@@ -109,7 +109,7 @@ func TestRingCorruptHeader(t *testing.T) {
 	if n != 1 || !corrupt {
 		t.Fatalf("n=%d corrupt=%v", n, corrupt)
 	}
-	if r.pending() {
+	if r.unread() != 0 {
 		t.Fatal("corrupt batch not skipped")
 	}
 	// The ring keeps working after a corrupt batch.

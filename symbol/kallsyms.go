@@ -32,17 +32,6 @@ type kallsyms struct {
 	size  int64    // estimated bytes held, for MemStats
 }
 
-// len is the number of symbols.
-func (k *kallsyms) len() int { return len(k.ends) }
-
-// addr is symbol i's address.
-func (k *kallsyms) addr(i int) uint64 {
-	if k.wide != nil {
-		return k.wide[i]
-	}
-	return k.base + uint64(k.offs[i])
-}
-
 // name is symbol i's name.
 func (k *kallsyms) name(i int) string {
 	start := uint32(0)

@@ -139,3 +139,14 @@ func BenchmarkParseKallsyms(b *testing.B) {
 		}
 	}
 }
+
+// len is the number of symbols.
+func (k *kallsyms) len() int { return len(k.ends) }
+
+// addr is symbol i's address.
+func (k *kallsyms) addr(i int) uint64 {
+	if k.wide != nil {
+		return k.wide[i]
+	}
+	return k.base + uint64(k.offs[i])
+}

@@ -11,8 +11,10 @@ import (
 // the tree, the sample log) and the batches passing through; Go's default
 // (100) lets it reach twice the tables before collecting, which was half of
 // `cctop top`'s resident memory. The big tables hold no pointers, so the
-// extra collections cost little to mark.
-const profilerGCPercent = 50
+// extra collections cost little to mark: at 35 rather than 50, the
+// collector's share of the live view's CPU went from about 2% to 3%
+// (BENCHMARKS.md, issue 34), and an hour's peak lost a tenth of the heap.
+const profilerGCPercent = 35
 
 // tuneRuntime sets profilerGCPercent, unless GOGC says otherwise, and fixes
 // GOMAXPROCS at the value the runtime chose, unless GOMAXPROCS says

@@ -162,10 +162,24 @@ func (t *Tree) SamplesOf(name string) int64 {
 	return n
 }
 
+// indexThreads makes the index addThread finds per-thread selfs by, for a
+// Clone that is added to.
+func (t *Tree) indexThreads() {
+	t.threadIndex = make(map[threadKey]int32, len(t.threads))
+	for id := range t.nodes {
+		for i := t.nodes[id].firstThread; i >= 0; i = t.threads[i].next {
+			t.threadIndex[threadKey{NodeID(id), t.threads[i].tid}] = i
+		}
+	}
+}
+
 // addThread adds m to the self of id on thread tid only, not to the node: addSelf has
 // done that, or Fold, which moves per-thread selfs onto nodes it has summed already.
 func (t *Tree) addThread(id NodeID, tid uint32, m Metrics) int32 {
 	k := threadKey{id, tid}
+	if t.threadIndex == nil {
+		t.indexThreads()
+	}
 	if i, ok := t.threadIndex[k]; ok {
 		t.threads[i].m.Add(m)
 		return i

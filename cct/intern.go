@@ -38,6 +38,9 @@ type funcKey struct{ name, module, file string }
 // empty, once, so that views never re-derive it per row.
 func (t *Tree) Intern(f Func) FuncID {
 	k := funcKey{f.Name, f.Module, f.File}
+	if t.funcIndex == nil {
+		t.indexFuncs()
+	}
 	if id, ok := t.funcIndex[k]; ok {
 		return id
 	}
@@ -53,8 +56,30 @@ func (t *Tree) Intern(f Func) FuncID {
 // Lookup is the ID of the function interned with that name, module and
 // file, without interning it: a read, safe on a settled clone.
 func (t *Tree) Lookup(name, module, file string) (FuncID, bool) {
+	if t.funcIndex == nil {
+		// A Clone, which has no index: it is read by the views, which
+		// look a function up now and then, and making the index here
+		// would be a write.
+		for i := range t.funcs {
+			if f := &t.funcs[i]; i != int(RootFunc) && f.Name == name && f.Module == module && f.File == file {
+				return FuncID(i), true
+			}
+		}
+		return 0, false
+	}
 	id, ok := t.funcIndex[funcKey{name, module, file}]
 	return id, ok
+}
+
+// indexFuncs makes the index Intern finds functions by, for a Clone that
+// interns.
+func (t *Tree) indexFuncs() {
+	t.funcIndex = make(map[funcKey]FuncID, len(t.funcs))
+	for i, f := range t.funcs {
+		if i != int(RootFunc) {
+			t.funcIndex[funcKey{f.Name, f.Module, f.File}] = FuncID(i)
+		}
+	}
 }
 
 // Func returns the interned function id. It panics if id was not interned in t.

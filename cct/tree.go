@@ -2,7 +2,6 @@ package cct
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 )
 
@@ -484,16 +483,14 @@ func (t *Tree) Clone() *Tree {
 	// writes its totals.
 	t.Settle()
 	c := &Tree{
-		funcs:     slices.Clone(t.funcs),
-		funcIndex: maps.Clone(t.funcIndex),
-		nodes:     slices.Clone(t.nodes),
-		// children is rebuilt if the copy is added to (indexChildren):
-		// a snapshot a second only reads, and the map was a quarter
-		// of what each clone allocated.
-		threads:     slices.Clone(t.threads),
-		threadIndex: maps.Clone(t.threadIndex),
-		// The index is rebuilt if the copy is added to: a snapshot
-		// only reads.
+		funcs: slices.Clone(t.funcs),
+		nodes: slices.Clone(t.nodes),
+		// The indexes Add and Intern find children, per-thread selfs,
+		// functions and addresses by are made again if the copy is added
+		// to (indexChildren, indexThreads, indexFuncs, addrs.go): a
+		// snapshot a second only reads, and they were half of what each
+		// clone allocated.
+		threads:      slices.Clone(t.threads),
 		addrs:        slices.Clone(t.addrs),
 		addrsDropped: t.addrsDropped,
 	}

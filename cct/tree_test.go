@@ -300,6 +300,30 @@ func TestClone(t *testing.T) {
 	if dump(c) != dump(tr) {
 		t.Errorf("clone after the same adds differs:\n%s\nvs\n%s", dump(c), dump(tr))
 	}
+	// Its per-thread selfs too: the index made again finds the entries
+	// the clone copied.
+	for _, path := range [][]string{{"main", "a"}, {"main", "new"}} {
+		id, ok := tr.Find(path...)
+		cid, cok := c.Find(path...)
+		if !ok || !cok || !slices.Equal(tr.Threads(id), c.Threads(cid)) {
+			t.Errorf("%v: threads %v in the clone, %v in the original", path, c.Threads(cid), tr.Threads(id))
+		}
+	}
+	// A clone finds functions without its index, and interns them as the
+	// original did.
+	c2 := tr.Clone()
+	if _, ok := c2.Lookup("absent", "", ""); ok {
+		t.Error("a clone looks up a function never interned")
+	}
+	for id := FuncID(1); int(id) < tr.NumFuncs(); id++ {
+		f := tr.Func(id)
+		if got, ok := c2.Lookup(f.Name, f.Module, f.File); !ok || got != id {
+			t.Errorf("clone's Lookup(%s) = %d %v, want %d", f.Name, got, ok, id)
+		}
+		if got := c2.Intern(f); got != id {
+			t.Errorf("clone's Intern(%s) = %d, want %d", f.Name, got, id)
+		}
+	}
 }
 
 func TestAddExistingContextDoesNotAllocate(t *testing.T) {

@@ -213,8 +213,8 @@ func (l *Log) Latencies(dst []float64) []float64 {
 			continue // none known
 		}
 		for _, lat := range b.latency {
-			if lat >= 0 {
-				dst = append(dst, float64(lat))
+			if lat != lat16Unknown {
+				dst = append(dst, lat.float())
 			}
 		}
 	}

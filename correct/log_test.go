@@ -17,7 +17,8 @@ var allParams = []Params{
 
 func TestLogHandExample(t *testing.T) {
 	l := NewLog(0)
-	l.Append(Entry{Node: 0, Thread: 0, Calls: 8, Lambda: 1e6, Latency: 2.5e5})
+	// 2^20 and 2^18: the latency column holds them exactly (latency16.go).
+	l.Append(Entry{Node: 0, Thread: 0, Calls: 8, Lambda: 1 << 20, Latency: 1 << 18})
 	l.Append(Entry{Node: 2, Thread: 1, Calls: 2, Lambda: 1e6, Latency: 0})
 	l.Append(Entry{Node: 2, Thread: 1, Calls: -1, Lambda: 1e6, Latency: -1}) // first sample
 	l.Append(Entry{Node: -1, Thread: 0, Calls: 5, Lambda: 1e6, Latency: 0})  // no context
@@ -34,7 +35,7 @@ func TestLogHandExample(t *testing.T) {
 		}
 	}
 	both := Params{Density: true, Latency: true, Alpha: 1}
-	// node 0: 8*1e6/(1e6+2.5e5) = 6.4; node 1: none; node 2: 2 + 0 (unknown calls) = 2.
+	// node 0: 8*2^20/(2^20+2^18) = 6.4; node 1: none; node 2: 2 + 0 (unknown calls) = 2.
 	d, tot := l.Reweight(both, []float64{9, 9, 9, 9, 9})
 	check("Reweight both", d, tot, []float64{6.4, 0, 2}, 8.4)
 	// raw: one per sample with a context.
@@ -46,8 +47,8 @@ func TestLogHandExample(t *testing.T) {
 	check("ReweightThread 0 raw", d, tot, []float64{1, 0, 0}, 1)
 
 	lat := l.Latencies(nil)
-	if len(lat) != 3 || lat[0] != 2.5e5 || lat[1] != 0 || lat[2] != 0 {
-		t.Errorf("Latencies = %v, want [250000 0 0]", lat)
+	if len(lat) != 3 || lat[0] != 1<<18 || lat[1] != 0 || lat[2] != 0 {
+		t.Errorf("Latencies = %v, want [262144 0 0]", lat)
 	}
 
 	l.Reset()
@@ -381,9 +382,9 @@ func TestLogBlocks(t *testing.T) {
 }
 
 // TestEntryBytes: a logged sample holds what it carries: 4 bytes with
-// nothing but its place (node and thread ids under 65,535), 8 with a
-// latency (timer samples without call counters) or with calls (samples on
-// a call event), 12 with both, 16 when lambda changes from entry to entry
+// nothing but its place (node and thread ids under 65,535), 6 with a
+// latency (timer samples without call counters), 8 with calls (samples on
+// a call event), 10 with both, 14 when lambda changes from entry to entry
 // too; ids past 65,534 take 4 bytes each in their block; a block that meets
 // an unusual entry late keeps the usual values of the entries before it.
 func TestEntryBytes(t *testing.T) {
@@ -396,10 +397,10 @@ func TestEntryBytes(t *testing.T) {
 		{"a context id past 65,534", func(i int) Entry { return Entry{Node: int32(i), Calls: -1, Lambda: 1e6, Latency: -1} }, 6},
 		{"both ids past 65,534", func(i int) Entry { return Entry{Node: 70000, Thread: 1 << 20, Calls: -1, Lambda: 1e6, Latency: -1} }, 8},
 		{"no context", func(i int) Entry { return Entry{Node: -1, Calls: -1, Lambda: 1e6, Latency: -1} }, 6},
-		{"timer, no counts", func(i int) Entry { return Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: float32(i)} }, 8},
+		{"timer, no counts", func(i int) Entry { return Entry{Node: 1, Calls: -1, Lambda: 1e6, Latency: float32(i)} }, 6},
 		{"call event", func(i int) Entry { return Entry{Node: 1, Calls: float32(i), Lambda: 0, Latency: -1} }, 8},
-		{"counted timer", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: 1e6, Latency: float32(i)} }, 12},
-		{"all", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: float32(i), Latency: 2} }, 16},
+		{"counted timer", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: 1e6, Latency: float32(i)} }, 10},
+		{"all", func(i int) Entry { return Entry{Node: 1, Calls: 3, Lambda: float32(i), Latency: 2} }, 14},
 	} {
 		l := NewLog(0)
 		for i := range logBlock {

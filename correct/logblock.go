@@ -5,17 +5,19 @@ import "math"
 // logBlockCols is one block of the log, a column per field of Entry. The
 // columns of calls, lambda and latency are nil while every entry of the
 // block has the usual value there: -1 (unknown) for calls and latency, the
-// block's first lambda for lambda. Timer samples without call counters
-// then cost node, thread and latency, 8 bytes with ids under 65,535;
+// block's first lambda for lambda. Latencies are 2 bytes (latency16.go).
+// Timer samples without call counters then cost node, thread and latency,
+// 6 bytes with ids under 65,535;
 // samples on a call event node, thread and calls; a block that meets an
 // entry with something else makes that column then, filled with the usual
 // value before it.
 type logBlockCols struct {
-	node, thread           ids // logids.go: 2 bytes an entry under 65,535
-	calls, lambda, latency []float32
-	lambda0                float32 // the first entry's lambda
-	size                   int     // the capacity of every column there is
-	mem                    *logMem // where the columns live
+	node, thread  ids // logids.go: 2 bytes an entry under 65,535
+	calls, lambda []float32
+	latency       []lat16 // latency16.go
+	lambda0       float32 // the first entry's lambda
+	size          int     // the capacity of every column there is
+	mem           *logMem // where the columns live
 }
 
 // unknown is calls' and latency's usual value.
@@ -28,10 +30,13 @@ func (b *logBlockCols) grow(c int) {
 	b.size = c
 	b.node.grow(b.mem, c)
 	b.thread.grow(b.mem, c)
-	for _, col := range []*[]float32{&b.calls, &b.lambda, &b.latency} {
+	for _, col := range []*[]float32{&b.calls, &b.lambda} {
 		if *col != nil {
 			*col = regrow(b.mem, *col, c)
 		}
+	}
+	if b.latency != nil {
+		b.latency = regrow(b.mem, b.latency, c)
 	}
 }
 
@@ -69,7 +74,24 @@ func (b *logBlockCols) set(i int, e Entry) {
 	b.thread.set(b.mem, i, e.Thread)
 	b.calls = b.put(b.calls, i, e.Calls, unknown)
 	b.lambda = b.put(b.lambda, i, e.Lambda, b.lambda0)
-	b.latency = b.put(b.latency, i, e.Latency, unknown)
+	b.latency = b.putLatency(i, toLat16(e.Latency))
+}
+
+// putLatency sets entry i's latency, making the column when v is not
+// unknown.
+func (b *logBlockCols) putLatency(i int, v lat16) []lat16 {
+	col := b.latency
+	if col == nil {
+		if v == lat16Unknown {
+			return nil
+		}
+		col = column[lat16](b.mem, b.len(), b.size)
+		for j := range col {
+			col[j] = lat16Unknown
+		}
+	}
+	col[i] = v
+	return col
 }
 
 // put sets entry i of the optional column col to v, making the column
@@ -107,7 +129,7 @@ func (b *logBlockCols) at(i int) Entry {
 		e.Lambda = b.lambda[i]
 	}
 	if b.latency != nil {
-		e.Latency = b.latency[i]
+		e.Latency = b.latency[i].value()
 	}
 	return e
 }
@@ -138,10 +160,13 @@ func (b *logBlockCols) release() {
 // bytes is what the block's columns hold.
 func (b *logBlockCols) bytes() int64 {
 	n := b.node.bytes(b.size) + b.thread.bytes(b.size)
-	for _, c := range [][]float32{b.calls, b.lambda, b.latency} {
+	for _, c := range [][]float32{b.calls, b.lambda} {
 		if c != nil {
 			n += 4 * int64(b.size)
 		}
+	}
+	if b.latency != nil {
+		n += 2 * int64(b.size)
 	}
 	return n
 }
@@ -196,7 +221,7 @@ func reweightNodes[K uint16 | int32](b *logBlockCols, node []K, p Params, dst []
 }
 
 // reweightOf is reweight's loop for one thread's entries, any columns.
-func reweightOf[K, T uint16 | int32](b *logBlockCols, node []K, threads []T, thread T, dst []float64, calls, lat []float32, a float64) float64 {
+func reweightOf[K, T uint16 | int32](b *logBlockCols, node []K, threads []T, thread T, dst []float64, calls []float32, lat []lat16, a float64) float64 {
 	var total float64
 	threads = threads[:len(node)]
 	for i, k := range node {
@@ -212,7 +237,7 @@ func reweightOf[K, T uint16 | int32](b *logBlockCols, node []K, threads []T, thr
 }
 
 // reweightEach is reweightAll's loop for any columns.
-func reweightEach[K uint16 | int32](b *logBlockCols, node []K, dst []float64, calls, lat []float32, a float64) float64 {
+func reweightEach[K uint16 | int32](b *logBlockCols, node []K, dst []float64, calls []float32, lat []lat16, a float64) float64 {
 	var total float64
 	for i, k := range node {
 		if uint(k) >= uint(len(dst)) {
@@ -229,7 +254,7 @@ func reweightEach[K uint16 | int32](b *logBlockCols, node []K, dst []float64, ca
 // weight is entry i's weight under the columns the weights read (nil for
 // those they do not), false for an entry without the call count density
 // asks for.
-func (b *logBlockCols) weight(i int, calls, lat []float32, a float64) (float64, bool) {
+func (b *logBlockCols) weight(i int, calls []float32, lat []lat16, a float64) (float64, bool) {
 	w := 1.0
 	if calls != nil {
 		c := calls[i]
@@ -246,11 +271,11 @@ func (b *logBlockCols) weight(i int, calls, lat []float32, a float64) (float64, 
 
 // factor is entry i's latency factor, lambda/(lambda+a*latency), 1 where
 // either is not known.
-func (b *logBlockCols) factor(i int, lat []float32, a float64) float64 {
-	l := float64(lat[i])
-	if !(l > 0) {
+func (b *logBlockCols) factor(i int, lat []lat16, a float64) float64 {
+	if !lat[i].positive() {
 		return 1
 	}
+	l := lat[i].pos()
 	lam := float64(b.lambda0)
 	if b.lambda != nil {
 		lam = float64(b.lambda[i])
@@ -263,7 +288,7 @@ func (b *logBlockCols) factor(i int, lat []float32, a float64) float64 {
 
 // reweightAll is reweight over every thread, with a loop for each set of
 // columns the weights read, so that the per-entry work is only theirs.
-func reweightAll[K uint16 | int32](b *logBlockCols, node []K, dst []float64, calls, lat []float32, a float64) float64 {
+func reweightAll[K uint16 | int32](b *logBlockCols, node []K, dst []float64, calls []float32, lat []lat16, a float64) float64 {
 	var total float64
 	switch {
 	case lat == nil:
@@ -283,7 +308,8 @@ func reweightAll[K uint16 | int32](b *logBlockCols, node []K, dst []float64, cal
 				continue
 			}
 			w := 1.0
-			if l := float64(lat[i]); l > 0 && lam > 0 {
+			if c := lat[i]; c.positive() && lam > 0 {
+				l := c.pos()
 				w = lam / (lam + a*l)
 			}
 			dst[k] += w
@@ -298,7 +324,8 @@ func reweightAll[K uint16 | int32](b *logBlockCols, node []K, dst []float64, cal
 				continue
 			}
 			w := float64(c)
-			if l := float64(lat[i]); l > 0 && lam > 0 {
+			if c := lat[i]; c.positive() && lam > 0 {
+				l := c.pos()
 				w *= lam / (lam + a*l)
 			}
 			dst[k] += w

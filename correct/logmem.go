@@ -23,7 +23,9 @@ func newLogMem(owner *Log) *logMem {
 }
 
 // colType is what the log's columns hold.
-type colType interface{ uint16 | int32 | float32 }
+type colType interface {
+	uint16 | int32 | float32 | lat16
+}
 
 // column returns a column of n entries, room for c.
 func column[T colType](m *logMem, n, c int) []T {

@@ -142,7 +142,7 @@ func TestArmerDropsDearest(t *testing.T) {
 	a.targets = []hpm.Target{{Func: "cheap"}, {Func: "dear"}, {Func: "middling"}}
 	w := newWeighing(triggerTime, nil, 0)
 	w.costs = []float64{600, 9000, 600}
-	w.hits = map[int]uint64{1: 10, 2: 5000, 3: 4000} // 6 µs, 45 ms, 2.4 ms
+	w.hits = []uint64{0, 10, 5000, 4000} // 6 µs, 45 ms, 2.4 ms
 	a.dropDear(w)
 	if !a.banned["dear"] || a.banned["cheap"] || a.banned["middling"] {
 		t.Errorf("banned %v, want only the dearest (the middling one cost under a sixth)", a.banned)
@@ -165,7 +165,7 @@ func TestArmerGivesUpOnce(t *testing.T) {
 	a.targets = []hpm.Target{{Func: "cheap"}, {Func: "dear"}}
 	w := newWeighing(triggerTime, nil, 0)
 	w.costs = []float64{600, 9000}
-	w.hits = map[int]uint64{1: 10, 2: 5000}
+	w.hits = []uint64{0, 10, 5000}
 	a.dropDear(w)
 	if got := names(a.next(newBuilder(nil))); !slices.Equal(got, []string{"cheap"}) {
 		t.Fatalf("after the first drop: %v", got)

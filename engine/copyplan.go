@@ -46,6 +46,17 @@ const (
 	copyHoldMax = 256
 )
 
+// copyMin is the least copy a thread whose stacks need CFI is given, and
+// copyRoom how much more than its deepest stack: the large copy is sized
+// to the stacks it carries (fit), since every sample's copy is written to
+// the ring, read and decoded whole, however little of it the stack fills.
+// A thread whose stacks outgrow its copy (copyNeed samples of a window
+// whose unwinding ran off its end) goes back to --stack-size at once.
+const (
+	copyMin  = 1024
+	copyRoom = 2 // the deepest stack times this, at most --stack-size
+)
+
 // copyReopenGap is the least time between two reopens of every event (the
 // way a thread that inherited its events changes copy size): each costs
 // an open per thread and CPU and restarts the counters. Doubled at each,
@@ -76,9 +87,11 @@ type copyPlan struct {
 	bottoms map[bottomKey][]uint64
 
 	samples, largeSamples uint64
+	largeBytes            uint64            // the large copies' bytes, summed
 	cut                   uint64            // small-copy samples cut where a frame needed CFI
 	needBy                map[string]uint64 // samples that needed the large copy, by the module of the frame
 	ups, downs, reopens   int
+	fitted, outgrown      int // large copies made smaller for a thread, and back to --stack-size
 }
 
 // bottomKey is a root function's frame: its process and return address.
@@ -118,6 +131,32 @@ type copyThread struct {
 	quiet   int  // windows on the large copy in a row that did not need it
 	hold    int  // quiet windows needed before going back
 	settle  int  // samples of the old size still taken as in flight after a change
+
+	size int // its large copy's bytes: --stack-size, or less (fit)
+	deep int // the most bytes of its copy a sample's unwinding read, this window
+	over int // samples of this window whose stack ran past a copy under --stack-size
+	fits int // windows in a row whose stacks would fit a copy of 3/4 of size or less
+	// fitHold is the windows of fits before the copy is made smaller:
+	// copyHoldMin, doubled at each return to --stack-size.
+	fitHold int
+}
+
+// copySample is what one sample tells the plan: its copy's size, whether
+// it needed the large copy (module: the frame that did), and for a large
+// copy how many of its bytes the unwinding read and whether it ran off
+// the end of a copy the thread has made smaller.
+type copySample struct {
+	size    int
+	needed  bool
+	module  string
+	used    int
+	overran bool
+}
+
+// fit is the copy for a thread whose deepest stack used bytes.
+func (p *copyPlan) fit(used int) int {
+	n := (used*copyRoom + copyMin - 1) / copyMin * copyMin
+	return min(max(n, copyMin), p.large)
 }
 
 func newCopyPlan(small, large int) *copyPlan {
@@ -128,42 +167,59 @@ func newCopyPlan(small, large int) *copyPlan {
 // isLarge says whether a sample's copy is the large one.
 func (p *copyPlan) isLarge(r *sampler.Record) bool { return int(r.StackSize) > p.small }
 
-// observe takes one sample of tid: whether its copy was the large one, and
-// whether it needed the large copy (module: where).
-func (p *copyPlan) observe(tid uint32, large, needed bool, module string) {
+// observe takes one sample of tid.
+func (p *copyPlan) observe(tid uint32, c copySample) {
+	large, needed, module := c.size > p.small, c.needed, c.module
 	p.samples++
 	if large {
 		p.largeSamples++
+		p.largeBytes += uint64(c.size)
 	}
 	if needed {
 		p.needBy[cmp.Or(module, stopNoModule)]++
 	}
 	t := p.threads[tid]
 	if t == nil {
-		t = &copyThread{hold: copyHoldMin}
+		t = &copyThread{hold: copyHoldMin, fitHold: copyHoldMin, size: p.large}
 		p.threads[tid] = t
 	}
-	if t.large != large && !t.pending {
+	if (t.large != large || (large && t.size != c.size)) && !t.pending {
 		if t.settle > 0 {
 			// Taken before the change, read after it.
 			t.settle--
 			return
 		}
 		// A new thread took its creator's copy, or a reopen changed it.
-		t.large, t.n, t.need, t.quiet = large, 0, 0, 0
+		t.large, t.n, t.need, t.quiet, t.deep, t.over, t.fits = large, 0, 0, 0, 0, 0, 0
+		if large {
+			t.size = c.size
+		}
 	}
 	t.n++
 	if needed {
 		t.need++
 	}
+	if large && t.size == c.size {
+		t.deep = max(t.deep, c.used)
+		if c.overran && t.size < p.large {
+			t.over++
+		}
+	}
 	if p.off != "" || t.pending {
 		if t.n >= copyWindow {
-			t.n, t.need = 0, 0
+			t.n, t.need, t.deep, t.over = 0, 0, 0, 0
 		}
 		return
 	}
 	if !t.large && t.need >= copyNeed {
 		p.ask(tid, t, true)
+		return
+	}
+	if t.large && t.over >= copyNeed {
+		// Stacks deeper than the copy made for them: --stack-size
+		// again, and a longer wait before the next fit.
+		t.fitHold = min(t.fitHold*2, copyHoldMax)
+		p.resize(tid, t, p.large)
 		return
 	}
 	if t.n < copyWindow {
@@ -176,15 +232,35 @@ func (p *copyPlan) observe(tid uint32, large, needed bool, module string) {
 		} else {
 			t.quiet = 0
 		}
-		if t.quiet >= t.hold {
+		fit := p.fit(t.deep)
+		if t.deep > 0 && fit*4 <= t.size*3 {
+			t.fits++
+		} else {
+			t.fits = 0
+		}
+		switch {
+		case t.quiet >= t.hold:
 			p.ask(tid, t, false)
+		case t.fits >= t.fitHold:
+			p.resize(tid, t, fit)
 		}
 	}
-	t.n, t.need = 0, 0
+	t.n, t.need, t.deep, t.over = 0, 0, 0, 0
+}
+
+// resize asks for a large copy of size bytes for tid.
+func (p *copyPlan) resize(tid uint32, t *copyThread, size int) {
+	t.pending, t.n, t.need, t.quiet, t.deep, t.over, t.fits = true, 0, 0, 0, 0, 0, 0
+	p.want[int(tid)] = size
+	if size < t.size {
+		p.fitted++
+	} else {
+		p.outgrown++
+	}
 }
 
 func (p *copyPlan) ask(tid uint32, t *copyThread, large bool) {
-	t.pending, t.n, t.need, t.quiet = true, 0, 0, 0
+	t.pending, t.n, t.need, t.quiet, t.deep, t.over, t.fits = true, 0, 0, 0, 0, 0, 0
 	if large {
 		p.want[int(tid)] = p.large
 		p.ups++
@@ -209,7 +285,10 @@ func (p *copyPlan) govern(sess *sampler.Session, now time.Time) (*sampler.Batch,
 	c, err := sess.SetUserStacks(p.want, reopen)
 	for _, tid := range c.Changed {
 		if t := p.threads[uint32(tid)]; t != nil {
-			t.pending, t.large, t.settle = false, p.want[tid] == p.large, copyWindow
+			t.pending, t.large, t.settle = false, p.want[tid] > p.small, copyWindow
+			if t.large {
+				t.size = p.want[tid]
+			}
 		}
 		delete(p.want, tid)
 	}
@@ -259,7 +338,12 @@ func (p *copyPlan) String() string {
 	if p.samples == 0 {
 		return s + ", " + bytesShort(p.large) + " for threads whose stacks need CFI"
 	}
-	s += fmt.Sprintf(", %s for %.1f%% of samples", bytesShort(p.large), 100*float64(p.largeSamples)/float64(p.samples))
+	large := bytesShort(p.large)
+	if p.fitted > 0 && p.largeSamples > 0 {
+		// Sizes fitted to the stacks: what the large copies were.
+		large = fmt.Sprintf("up to %s (%.1f KiB on average)", large, float64(p.largeBytes)/float64(p.largeSamples)/1024)
+	}
+	s += fmt.Sprintf(", %s for %.1f%% of samples", large, 100*float64(p.largeSamples)/float64(p.samples))
 	type mod struct {
 		name string
 		n    uint64
@@ -281,6 +365,9 @@ func (p *copyPlan) String() string {
 	}
 	if p.ups+p.downs > 0 {
 		s += fmt.Sprintf(", %d switches up, %d down", p.ups, p.downs)
+	}
+	if p.fitted+p.outgrown > 0 {
+		s += fmt.Sprintf(", %d copies fitted to their thread's stacks, %d outgrown", p.fitted, p.outgrown)
 	}
 	if p.reopens > 0 {
 		// Threads on inherited events change only with every event:

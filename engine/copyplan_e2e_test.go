@@ -30,7 +30,7 @@ func TestLearnedCopies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exit %d:\n%s", code, stderr)
 	}
-	m := regexp.MustCompile(`unwind fp \+ 512 B copies, 8 KiB for ([0-9.]+)% of samples \(needed in copyphases ([0-9.]+)%.*, (\d+) switches up, (\d+) down`).FindStringSubmatch(stderr)
+	m := regexp.MustCompile(`unwind fp \+ 512 B copies, (?:up to )?8 KiB(?: \([0-9.]+ KiB on average\))? for ([0-9.]+)% of samples \(needed in copyphases ([0-9.]+)%.*, (\d+) switches up, (\d+) down`).FindStringSubmatch(stderr)
 	if m == nil {
 		t.Fatalf("no learned plan in the summary:\n%s", stderr)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,14 @@ import (
 // which every k-th needed the large copy (k 0: none).
 func feedCopies(p *copyPlan, tid uint32, n int, large bool, k int, module string) {
 	for i := 1; i <= n; i++ {
-		p.observe(tid, large, k > 0 && i%k == 0, module)
+		size := p.small
+		if large {
+			size = p.large
+			if t := p.threads[tid]; t != nil && t.large {
+				size = t.size
+			}
+		}
+		p.observe(tid, copySample{size: size, needed: k > 0 && i%k == 0, module: module})
 	}
 }
 
@@ -19,7 +27,10 @@ func copiesDone(p *copyPlan) map[int]int {
 	for tid, n := range p.want {
 		asked[tid] = n
 		if t := p.threads[uint32(tid)]; t != nil {
-			t.pending, t.large, t.settle = false, n == p.large, copyWindow
+			t.pending, t.large, t.settle = false, n > p.small, copyWindow
+			if t.large {
+				t.size = n
+			}
 		}
 		delete(p.want, tid)
 	}
@@ -124,5 +135,69 @@ func TestCopyPlanNoReopen(t *testing.T) {
 	feedCopies(p, 5, copyWindow*copyHoldMax, true, 0, "")
 	if len(p.want) != 0 || p.downs != 1 {
 		t.Errorf("a thread that cannot change asked again: want %v, %d downs", p.want, p.downs)
+	}
+}
+
+// feedDeep gives the plan n samples of tid on its large copy, each needing
+// it (CFI code throughout), whose unwinding read used bytes of the copy;
+// overran says it ran off the copy's end.
+func feedDeep(p *copyPlan, tid uint32, n, used int, overran bool) {
+	for range n {
+		size := p.large
+		if t := p.threads[tid]; t != nil {
+			size = t.size
+		}
+		p.observe(tid, copySample{size: size, needed: true, module: "libstdc++.so.6", used: used, overran: overran})
+	}
+}
+
+// TestCopyPlanFit: a thread whose stacks need CFI but fill a fraction of
+// --stack-size gets a copy fitted to its deepest stack after copyHoldMin
+// windows, not before; stacks that outgrow it send it back to
+// --stack-size at once, and it waits twice as long before the next fit.
+func TestCopyPlanFit(t *testing.T) {
+	p := newCopyPlan(512, 8192)
+	if got := []int{p.fit(0), p.fit(400), p.fit(1500), p.fit(5000)}; !slices.Equal(got, []int{1024, 1024, 3072, 8192}) {
+		t.Fatalf("fit of 0, 400, 1500, 5000 bytes: %v", got)
+	}
+	feedDeep(p, 3, copyWindow*copyHoldMin-1, 1500, false)
+	if len(p.want) != 0 {
+		t.Fatalf("asked for %v before %d windows", p.want, copyHoldMin)
+	}
+	feedDeep(p, 3, 1, 1200, false)
+	if got := copiesDone(p); got[3] != 3072 {
+		t.Fatalf("asked %v, want thread 3 to 3072 bytes", got)
+	}
+	if th := p.threads[3]; !th.large || th.size != 3072 {
+		t.Fatalf("thread after the change: large %v, size %d", th.large, th.size)
+	}
+	// Fitted: it stays.
+	feedDeep(p, 3, copyWindow*copyHoldMin*4, 1500, false)
+	if len(p.want) != 0 {
+		t.Fatalf("a fitted copy changed again: %v", p.want)
+	}
+	// One stack too deep is not enough; two in a window are.
+	feedDeep(p, 3, 1, 3072, true)
+	feedDeep(p, 3, copyWindow, 1500, false)
+	if len(p.want) != 0 {
+		t.Fatalf("one overrun in a window sent the thread back: %v", p.want)
+	}
+	feedDeep(p, 3, 2, 3072, true)
+	if got := copiesDone(p); got[3] != 8192 {
+		t.Fatalf("two overruns: asked %v, want thread 3 to 8192", got)
+	}
+	feedDeep(p, 3, copyWindow*copyHoldMin, 1500, false)
+	if len(p.want) != 0 {
+		t.Errorf("outgrown, the thread was fitted again after %d windows, want %d", copyHoldMin, 2*copyHoldMin)
+	}
+	feedDeep(p, 3, copyWindow*copyHoldMin, 1500, false)
+	if got := copiesDone(p); got[3] != 3072 {
+		t.Errorf("after %d windows: asked %v", 2*copyHoldMin, got)
+	}
+	if p.fitted != 2 || p.outgrown != 1 {
+		t.Errorf("fitted %d, outgrown %d; want 2 and 1", p.fitted, p.outgrown)
+	}
+	if s := p.String(); !strings.Contains(s, "up to 8 KiB (") || !strings.Contains(s, "2 copies fitted") {
+		t.Errorf("the plan does not say its fitted copies: %s", s)
 	}
 }

@@ -37,6 +37,7 @@ type builder struct {
 	// says the sample being built was cut where its small copy fell short.
 	copies      *copyPlan
 	smallCut    bool
+	copySample  copySample     // what the sample being built tells the plan
 	learnFrames []symbol.Frame // scratch of learn's lookups
 	rooted      bool           // the unwound stack ended where unwind tables mark the outermost frame
 	// stop is why the unwinder ended the stack being built, when haveStop:

@@ -60,9 +60,15 @@ func (b *builder) unwindUser(r *sampler.Record, fp []uint64, nk int) []symbol.Fr
 	}
 	pcs, stop := b.res.UnwindUser(pid, &regs, valid, r.Stack, limit, b.pcs[:0])
 	b.pcs = pcs
+	if learning {
+		// What the copy held of the stack: a full copy that the
+		// unwinding ran off the end of was too small for it.
+		b.copySample = copySample{size: int(r.StackSize), used: b.res.StackUsed(),
+			overran: large && stop == symbol.StopCopy && len(r.Stack) >= int(r.StackSize)}
+	}
 	if len(pcs) == 0 {
 		if learning {
-			b.copies.observe(r.TID, large, false, "")
+			b.copies.observe(r.TID, b.copySample)
 		}
 		return b.userFrames(r, fp, b.frames)
 	}
@@ -158,7 +164,8 @@ func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.Unwi
 		// plain register, would have made it wrong.
 		from = min(1, len(stack)-1)
 		if st, mod := b.res.FrameStep(pid, stack[0], true); st == symbol.FPClobbered {
-			b.copies.observe(r.TID, large, true, mod)
+			b.copySample.needed, b.copySample.module = true, mod
+			b.copies.observe(r.TID, b.copySample)
 			return false
 		}
 	}
@@ -208,7 +215,8 @@ func (b *builder) learn(r *sampler.Record, pid int, large bool, stop symbol.Unwi
 			break
 		}
 	}
-	b.copies.observe(r.TID, large, needed, module)
+	b.copySample.needed, b.copySample.module = needed, module
+	b.copies.observe(r.TID, b.copySample)
 	if b.smallCut {
 		b.copies.cut++
 	}

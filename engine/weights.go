@@ -26,7 +26,7 @@ type stream struct {
 type weighing struct {
 	trigger string
 	event   func(id uint64) (sampler.EventRef, bool)
-	streams map[stream]*correct.Thread
+	streams map[stream]*streamState
 	threads map[uint32]int32 // tid -> dense index
 	tids    []uint32         // dense index -> tid
 	log     *correct.Log
@@ -34,9 +34,8 @@ type weighing struct {
 	generation int
 	// Hits per counter (member index) since the last reset, and over the
 	// whole run before it.
-	hits     map[int]uint64
-	prevHits map[stream][]uint64
-	runHits  uint64
+	hits    []uint64
+	runHits uint64
 	// costs is what one hit of each counter costs the target, in ns
 	// (member m's at m-1), and ledger what counting cost it, measured,
 	// against its CPU time: the budget's books, kept across resets.
@@ -81,10 +80,8 @@ func newWeighing(trigger string, event func(uint64) (sampler.EventRef, bool), lo
 	return &weighing{
 		trigger:  trigger,
 		event:    event,
-		streams:  map[stream]*correct.Thread{},
+		streams:  map[stream]*streamState{},
 		threads:  map[uint32]int32{},
-		hits:     map[int]uint64{},
-		prevHits: map[stream][]uint64{},
 		log:      correct.NewLog(logCap),
 		timeline: correct.NewTimeline(uint64(densityBucket), densityKeep),
 		lastAt:   map[stream]uint64{},
@@ -103,8 +100,58 @@ func (w *weighing) reset(generation int) {
 	w.generation = generation
 	clear(w.streams)
 	clear(w.hits)
-	clear(w.prevHits)
 	clear(w.lastAt)
+}
+
+// streamState is what the weighing keeps of one stream between its
+// samples, found with one map lookup a sample.
+type streamState struct {
+	thread correct.Thread // its intervals
+	th     int32          // its thread's dense index
+	prev   []uint64       // each member's last count
+	// ids and refs are the event ids of its group read by the last
+	// sample, in order, and what they are: a stream's group keeps its ids
+	// until the event set is replaced (reset), so a sample's values are
+	// looked up in the session's table of every event only when they
+	// differ.
+	ids  []uint64
+	refs []sampler.EventRef
+	ok   []bool
+}
+
+// stream is k's state, made on its first sample.
+func (w *weighing) stream(k stream) *streamState {
+	st := w.streams[k]
+	if st == nil {
+		// Events count from zero in a new thread (inherited) and from
+		// their opening in a thread that existed: the first sample's
+		// interval runs from there.
+		st = &streamState{thread: correct.Thread{StartsAtZero: true}, th: w.threadIndex(k.tid)}
+		w.streams[k] = st
+	}
+	return st
+}
+
+// ref is what the i-th value of a sample of st, with id, is.
+func (w *weighing) ref(st *streamState, i int, id uint64) (sampler.EventRef, bool) {
+	if i < len(st.ids) && st.ids[i] == id {
+		return st.refs[i], st.ok[i]
+	}
+	ref, ok := w.event(id)
+	if i == len(st.ids) {
+		st.ids, st.refs, st.ok = append(st.ids, id), append(st.refs, ref), append(st.ok, ok)
+	} else if i < len(st.ids) {
+		st.ids[i], st.refs[i], st.ok[i] = id, ref, ok
+	}
+	return ref, ok
+}
+
+// addHits counts d hits of member m.
+func (w *weighing) addHits(m int, d uint64) {
+	for m >= len(w.hits) {
+		w.hits = append(w.hits, 0)
+	}
+	w.hits[m] += d
 }
 
 func (w *weighing) threadIndex(tid uint32) int32 {
@@ -119,14 +166,13 @@ func (w *weighing) threadIndex(tid uint32) int32 {
 
 // add logs the sample r that landed in node.
 func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
-	th := w.threadIndex(r.TID)
+	k := stream{r.TID, r.CPU}
 	switch w.trigger {
 	case triggerCalls, triggerExact:
 		// The sample sits on a call event and stands for the Period calls
 		// since the previous one: unbiased by construction.
-		w.log.Append(correct.Entry{Node: int32(node), Thread: th, Calls: float32(r.Period), Lambda: 0, Latency: -1})
-		w.hits[0] += r.Period
-		k := stream{r.TID, r.CPU}
+		w.log.Append(correct.Entry{Node: int32(node), Thread: w.threadIndex(r.TID), Calls: float32(r.Period), Lambda: 0, Latency: -1})
+		w.addHits(0, r.Period)
 		if prev, ok := w.lastAt[k]; ok && r.Time > prev {
 			// Over wall time between the stream's samples: the clock is
 			// not sampled under this trigger.
@@ -142,10 +188,10 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		return
 	}
 	rd := correct.Reading{Time: r.Time, Period: r.Period}
-	k := stream{r.TID, r.CPU}
-	prev := w.prevHits[k]
-	for _, v := range r.Values {
-		ref, ok := w.event(v.ID)
+	st := w.stream(k)
+	prev := st.prev
+	for i, v := range r.Values {
+		ref, ok := w.ref(st, i, v.ID)
 		if !ok || ref.Group != 0 {
 			continue
 		}
@@ -160,14 +206,14 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 		}
 		if v.Value >= prev[ref.Member] {
 			d := v.Value - prev[ref.Member]
-			w.hits[ref.Member] += d
+			w.addHits(ref.Member, d)
 			if c := ref.Member - 1; c < len(w.costs) {
 				w.ledger.addCost(r.Time, float64(d)*w.costs[c])
 			}
 		}
 		prev[ref.Member] = v.Value
 	}
-	w.prevHits[k] = prev
+	st.prev = prev
 	if w.offNS != nil && rd.Leader > 0 {
 		rd.Leader += w.offNS[r.TID]
 	}
@@ -175,16 +221,8 @@ func (w *weighing) add(r *sampler.Record, node cct.NodeID) {
 	// thread is on another CPU, which is not multiplexing, and scaling by
 	// them would count those calls twice. Counters that fit the PMU are
 	// not multiplexed.
-	st := w.streams[k]
-	if st == nil {
-		// Events count from zero in a new thread (inherited) and from
-		// their opening in a thread that existed: the first sample's
-		// interval runs from there.
-		st = &correct.Thread{StartsAtZero: true}
-		w.streams[k] = st
-	}
-	iv := st.Next(rd)
-	w.log.Append(correct.EntryOf(int32(node), th, iv))
+	iv := st.thread.Next(rd)
+	w.log.Append(correct.EntryOf(int32(node), st.th, iv))
 	if iv.HasDelta {
 		w.latency.Add(iv.Latency)
 	}

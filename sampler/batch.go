@@ -1,6 +1,9 @@
 package sampler
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Batch is what one drain of the rings yields: records of all rings in time
 // order. A Batch and the slices inside it are reused by the next drain, so a
@@ -16,6 +19,15 @@ type Batch struct {
 	// borrowStacks: add keeps a record's Stack where it is, in memory
 	// that lives as long as the batch (a chunk the session holds).
 	borrowStacks bool
+	// order and moved are seal's scratch, kept for the next batch.
+	order []recKey
+	moved []Record
+}
+
+// recKey is a record's place in time order: its time, then where it came.
+type recKey struct {
+	time uint64
+	i    int32
 }
 
 type span struct {
@@ -70,13 +82,38 @@ func (b *Batch) seal() {
 			r.Branches = b.branches[sp.brOff : sp.brOff+sp.brLen : sp.brOff+sp.brLen]
 		}
 	}
-	slices.SortStableFunc(b.Records, func(x, y Record) int {
-		switch {
-		case x.Time < y.Time:
-			return -1
-		case x.Time > y.Time:
-			return 1
+	b.sortByTime()
+}
+
+// sortByTime orders the records by time, those of one time as they came.
+// The rings' runs come one after another, each in time order: sorting
+// keys of 16 bytes and moving each record once costs a fraction of what
+// a stable sort of the records themselves (a few hundred bytes each) did,
+// which moved them again and again (a twentieth of the live view's CPU).
+func (b *Batch) sortByTime() {
+	rs := b.Records
+	order := b.order[:0]
+	sorted := true
+	for i := range rs {
+		order = append(order, recKey{rs[i].Time, int32(i)})
+		if i > 0 && rs[i].Time < rs[i-1].Time {
+			sorted = false
 		}
-		return 0
+	}
+	b.order = order
+	if sorted {
+		return
+	}
+	slices.SortFunc(order, func(x, y recKey) int {
+		if c := cmp.Compare(x.time, y.time); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.i, y.i)
 	})
+	b.moved = append(b.moved[:0], rs...)
+	for j, k := range order {
+		rs[j] = b.moved[k.i]
+	}
+	// The copies' slices would keep the chunks their stacks are in.
+	clear(b.moved)
 }

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/cctop/cctop/symbol/cfi"
 )
@@ -38,6 +39,13 @@ func loadELF(r io.ReaderAt, size int64, path string, open func(string) (*os.File
 	ownDWARF := wantDWARF && hasDWARF(f)
 
 	cands := funcCands(nil, symtab, f.Sections, false)
+	if goTab != nil && goTab.hi > goTab.lo {
+		// The table names every pc of the Go code, so the symbols there
+		// would be read only by funcRange, which asks the table: a Go
+		// service's tens of thousands of names (2.5 MB of heap for
+		// cctop's own binary) are not kept.
+		cands = slices.DeleteFunc(cands, func(c symCand) bool { return goTab.covers(c.addr) })
+	}
 	var dbg *debugFile
 	if open != nil && (len(symtab) == 0 || (wantDWARF && !ownDWARF)) {
 		// Stripped: the full symbol table, with the local symbols that

@@ -415,6 +415,11 @@ func (mod *module) funcRange(addr uint64) (start, end uint64, ok bool) {
 	for _, s := range mod.sources {
 		var t symtab
 		switch s := s.(type) {
+		case *goTable:
+			if s.covers(addr) {
+				return s.funcRange(addr)
+			}
+			continue
 		case symtab:
 			t = s
 		case *dwarfSource:

@@ -26,6 +26,9 @@ type goTable struct {
 	// unless close did.
 	fm      *fileMap
 	cleanup runtime.Cleanup
+	// lo and hi bound the code a Go 1.18+ table names, every pc of
+	// it: the module's function symbols there are not kept (loadELF).
+	lo, hi uint64
 }
 
 // maxPclntab bounds how much we read for a pclntab; the largest real ones
@@ -63,6 +66,9 @@ func newGoTable(f *elf.File, r io.ReaderAt, syms []elf.Symbol, segs []segment, s
 				held += int64(cap(gofunc))
 			}
 			g := &goTable{tab: t, held: held, fm: fm}
+			if lo, hi := t.text+uint64(t.entryOff(0)), t.text+uint64(t.entryOff(t.nfunc)); lo < hi {
+				g.lo, g.hi = lo, hi
+			}
 			if fm != nil {
 				g.cleanup = runtime.AddCleanup(g, (*fileMap).unmap, fm)
 			}
@@ -186,6 +192,23 @@ func (g *goTable) frames(addr uint64, dst []Frame) (out []Frame, ok bool) {
 	}
 	return append(dst, Frame{Func: fn.Name, File: file, Line: line}), true
 }
+
+// funcRange is the extent [start, end) of the Go function that holds
+// addr. Only Go 1.18+ tables answer.
+func (g *goTable) funcRange(addr uint64) (start, end uint64, ok bool) {
+	if g.tab == nil {
+		return 0, 0, false
+	}
+	if g.fm != nil {
+		defer guarded(debug.SetPanicOnFault(true), &ok)
+	}
+	f, ok := g.tab.findFunc(addr)
+	return f.entry, f.end, ok
+}
+
+// covers reports whether the table names addr: loadELF keeps no function
+// symbol there.
+func (g *goTable) covers(addr uint64) bool { return g.lo <= addr && addr < g.hi }
 
 // spDelta returns the SP delta at addr: how many bytes the function
 // holding addr has pushed or allocated below its entry SP there. On amd64

@@ -149,3 +149,75 @@ func TestGoTableTruncated(t *testing.T) {
 		t.Errorf("funcCands gave %d functions after the cut", len(c))
 	}
 }
+
+// TestGoModuleSymbols: a Go binary's module keeps no function symbol where
+// its pclntab names every pc, yet names those pcs and gives their
+// functions' extents as the symbols did.
+func TestGoModuleSymbols(t *testing.T) {
+	gobin := goTool(t)
+	src, err := os.ReadFile(filepath.Join("testdata", "src", "gomain.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/target\n\ngo 1.21\n"), 0o644)
+	run(t, dir, []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"}, gobin, "build", "-o", "target")
+	bin := filepath.Join(dir, "target")
+	file, err := os.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := loadELF(file, st.Size(), bin, nil, true)
+	var g *goTable
+	var kept symtab
+	for _, s := range mod.sources {
+		switch s := s.(type) {
+		case *goTable:
+			g = s
+		case symtab:
+			kept = s
+		}
+	}
+	if g == nil || g.lo >= g.hi {
+		t.Fatalf("no Go 1.18+ table with its text range: %+v", g)
+	}
+	for _, s := range kept {
+		if g.covers(s.start) {
+			t.Fatalf("symbol %s at %#x kept inside the table's text [%#x, %#x)", s.name, s.start, g.lo, g.hi)
+		}
+	}
+	f, err := elf.NewFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"main.work": true, "runtime.mallocgc": true, "runtime.schedule": true, "runtime.memmove": true}
+	for _, sym := range all {
+		if !want[sym.Name] || elf.ST_TYPE(sym.Info) != elf.STT_FUNC {
+			continue
+		}
+		delete(want, sym.Name)
+		for _, addr := range []uint64{sym.Value, sym.Value + 5} {
+			start, end, ok := mod.funcRange(addr)
+			if !ok || start != sym.Value || end < sym.Value+sym.Size {
+				t.Errorf("%s: funcRange(%#x) = [%#x, %#x) %v, the symbol's [%#x, %#x)", sym.Name, addr, start, end, ok, sym.Value, sym.Value+sym.Size)
+			}
+			fs := mod.frames(addr, "target", nil)
+			if n := len(fs); n == 0 || fs[n-1].Func != sym.Name {
+				t.Errorf("%#x named %+v, want %s outermost", addr, fs, sym.Name)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("functions not in the binary's symbols: %v", want)
+	}
+}

@@ -38,8 +38,19 @@ func (k *kallsyms) name(i int) string {
 	if i > 0 {
 		start = k.ends[i-1]
 	}
+	if start == k.ends[i] && i+1 < len(k.ends) {
+		// A padding symbol, stored without its name (parseKallsymsSized).
+		return pfxPrefix + k.name(i+1)
+	}
 	return k.names[start:k.ends[i]]
 }
+
+// pfxPrefix names the padding before a function in kernels built with
+// CONFIG_FUNCTION_PADDING: __pfx_F is F's address less the padding. These
+// are half of a modern kernel's text symbols and of their names' bytes,
+// so the table stores none of their names: an empty name stands for
+// pfxPrefix and the next symbol's.
+const pfxPrefix = "__pfx_"
 
 // LookupKernel appends the frame for kernel address pc. The symbol table is
 // read once, on first use. When it cannot be read, or reads as all zeros
@@ -164,10 +175,22 @@ func parseKallsymsSized(rd io.Reader, n int) *kallsyms {
 		kept = append(kept, s)
 		total += int(s.n)
 	}
+	// A symbol named __pfx_ and the next one's name keeps no name of its
+	// own, unless the next one is such a symbol too.
+	bare := make([]bool, len(kept))
+	for i := len(kept) - 2; i >= 0; i-- {
+		name, next := nameOf(kept[i]), nameOf(kept[i+1])
+		if !bare[i+1] && len(name) == len(pfxPrefix)+len(next) && bytes.HasPrefix(name, []byte(pfxPrefix)) && bytes.Equal(name[len(pfxPrefix):], next) {
+			bare[i] = true
+			total -= len(name)
+		}
+	}
 	k := &kallsyms{ends: make([]uint32, len(kept))}
 	names := make([]byte, 0, total)
 	for i, s := range kept {
-		names = append(names, nameOf(s)...)
+		if !bare[i] {
+			names = append(names, nameOf(s)...)
+		}
 		k.ends[i] = uint32(len(names))
 	}
 	k.names = string(names)

@@ -150,3 +150,45 @@ func (k *kallsyms) addr(i int) uint64 {
 	}
 	return k.base + uint64(k.offs[i])
 }
+
+// TestParseKallsymsPadding: the __pfx_ symbols of a kernel built with
+// function padding keep no name of their own, yet name the padding as
+// the kernel does; one not followed by its function keeps its name.
+func TestParseKallsymsPadding(t *testing.T) {
+	k := parseKallsyms(strings.NewReader(`ffffffff81000000 t __pfx_foo
+ffffffff81000010 T foo
+ffffffff81000040 t __pfx_bar
+ffffffff81000050 t bar
+ffffffff81000080 t __pfx_lonely
+ffffffff81000090 t other
+ffffffff810000c0 t __pfx___pfx_x
+ffffffff810000d0 t __pfx_x
+ffffffff810000e0 t x
+ffffffff810000f0 t __pfx_last
+`))
+	for _, c := range []struct {
+		pc   uint64
+		want string
+	}{
+		{0xffffffff81000000, "__pfx_foo"},
+		{0xffffffff8100000f, "__pfx_foo"},
+		{0xffffffff81000010, "foo"},
+		{0xffffffff81000045, "__pfx_bar"},
+		{0xffffffff81000055, "bar"},
+		{0xffffffff81000085, "__pfx_lonely"},
+		{0xffffffff81000095, "other"},
+		{0xffffffff810000c5, "__pfx___pfx_x"},
+		{0xffffffff810000d5, "__pfx_x"},
+		{0xffffffff810000e5, "x"},
+		{0xffffffff810000f5, "__pfx_last"},
+	} {
+		if got, _ := k.lookup(c.pc); got != c.want {
+			t.Errorf("lookup(%#x) = %q, want %q", c.pc, got, c.want)
+		}
+	}
+	// Stored: foo, bar, __pfx_lonely, other, __pfx___pfx_x (its next one
+	// is stored bare), x, __pfx_last.
+	if want := len("foobar__pfx_lonelyother__pfx___pfx_xx__pfx_last"); len(k.names) != want {
+		t.Errorf("names hold %d bytes, want %d: %q", len(k.names), want, k.names)
+	}
+}

@@ -53,6 +53,8 @@ type Resolver struct {
 
 	kernel *kallsyms // nil until the first LookupKernel
 
+	stackUsed int // StackUsed's
+
 	// gen changes with anything that may change what Lookup answers for
 	// a pid and pc it answered before (Generation).
 	gen     uint64

@@ -157,7 +157,8 @@ func (u *unwindInfo) rule(addr uint64) (cfi.Rule, bool) {
 type stackMem struct {
 	sp     uint64
 	stack  []byte
-	beyond bool // a read went past the end of the copy
+	beyond bool   // a read went past the end of the copy
+	hi     uint64 // the end of the highest read, from sp
 }
 
 func (m *stackMem) read(addr uint64) (uint64, bool) {
@@ -169,6 +170,7 @@ func (m *stackMem) read(addr uint64) (uint64, bool) {
 		m.beyond = true
 		return 0, false
 	}
+	m.hi = max(m.hi, off+8)
 	return binary.LittleEndian.Uint64(m.stack[off:]), true
 }
 
@@ -188,14 +190,16 @@ func (m *stackMem) read(addr uint64) (uint64, bool) {
 // larger), ending with StopDepth.
 func (r *Resolver) UnwindUser(pid int, regs *Regs, valid uint64, stack []byte, limit int, dst []uint64) ([]uint64, UnwindStop) {
 	r.mods.clock++
-	dst, stop := r.unwindUser(pid, regs, valid, stack, limit, dst)
+	mem := stackMem{sp: regs[RegSP], stack: stack}
+	dst, stop := r.unwindUser(pid, regs, valid, &mem, limit, dst)
+	r.stackUsed = int(mem.hi)
 	if r.mods.overBudget() {
 		r.trim()
 	}
 	return dst, stop
 }
 
-func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, limit int, dst []uint64) ([]uint64, UnwindStop) {
+func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, mem *stackMem, limit int, dst []uint64) ([]uint64, UnwindStop) {
 	if limit <= 0 || limit > maxUnwindFrames {
 		limit = maxUnwindFrames
 	}
@@ -204,7 +208,6 @@ func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, l
 		return dst, StopBad
 	}
 	p := r.procs[pid]
-	mem := &stackMem{sp: regs[RegSP], stack: stack}
 	cur := cfi.Regs{R: *regs, Valid: uint32(valid)}
 	signal := true // the sampled pc is not a return address
 	for depth := 0; ; depth++ {
@@ -234,6 +237,11 @@ func (r *Resolver) unwindUser(pid int, regs *Regs, valid uint64, stack []byte, l
 		}
 	}
 }
+
+// StackUsed is how many bytes of its stack copy the last UnwindUser read:
+// from the sampled SP to the end of the highest word, the copy a stack as
+// deep needs.
+func (r *Resolver) StackUsed() int { return r.stackUsed }
 
 // step unwinds one frame whose code is at lookup. *signal says on entry
 // whether lookup is an exact pc (the sampled one, or one a signal frame

@@ -174,6 +174,7 @@ func (l *Live) run(ctx context.Context) {
 		removePerfMaps(l.plan, l.b.res)
 	}()
 	l.publish()
+	procs := newProcGovernor(func() bool { return l.b.py != nil && l.b.py.poller != nil && l.b.py.poller.HoldsP() })
 	var err error
 	for {
 		var n int
@@ -186,6 +187,7 @@ func (l *Live) run(ctx context.Context) {
 			break
 		}
 		l.tick()
+		procs.judge(monoNow())
 	}
 	l.tellArming()
 	if !errors.Is(err, io.EOF) {

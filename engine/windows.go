@@ -25,6 +25,7 @@ type Windows struct {
 	length time.Duration
 	start  time.Time // of the window being filled
 	procs  *processBook
+	gov    *procGovernor // the runtime's Ps, from cctop's CPU time (procs.go)
 	done   bool
 }
 
@@ -73,8 +74,10 @@ func StartWindows(cfg sampler.Config, plan *Plan, length time.Duration, stderr i
 	if err != nil {
 		return nil, err
 	}
-	return &Windows{cfg: cfg, plan: plan, sess: sess, b: b, arm: newArmer(plan, sess),
-		length: length, start: start, procs: bookOf(cfg, sess)}, nil
+	w := &Windows{cfg: cfg, plan: plan, sess: sess, b: b, arm: newArmer(plan, sess),
+		length: length, start: start, procs: bookOf(cfg, sess)}
+	w.gov = newProcGovernor(func() bool { return w.b.py != nil && w.b.py.poller != nil && w.b.py.poller.HoldsP() })
+	return w, nil
 }
 
 // Next samples until the window being filled is due, ctx ends or the
@@ -89,6 +92,7 @@ func (w *Windows) Next(ctx context.Context) (*Window, error) {
 		wctx, cancel := context.WithDeadline(ctx, due)
 		_, err := readNext(wctx, w.sess, w.b, w.arm)
 		cancel()
+		w.gov.judge(monoNow())
 		if err == nil {
 			continue
 		}

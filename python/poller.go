@@ -50,6 +50,7 @@ type Poller struct {
 	// pending are the processes to look at for an interpreter.
 	pending []int
 	woken   atomic.Bool   // processes to look at were added
+	holding atomic.Bool   // HoldsP's
 	kick    chan struct{} // ends the idle poller's wait (woken, or Close)
 	stopped atomic.Bool
 	done    chan struct{}
@@ -434,6 +435,7 @@ func (p *Poller) run() {
 	// on a channel for processes to look at, which costs nothing.
 	raised, reading := false, false
 	defer func() {
+		p.holding.Store(false)
 		if raised {
 			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
 		}
@@ -478,6 +480,7 @@ func (p *Poller) run() {
 		}
 		p.mu.Unlock()
 		if len(procs) > 0 && !reading {
+			p.holding.Store(true)
 			if runtime.GOMAXPROCS(0) == 1 {
 				runtime.GOMAXPROCS(2)
 				raised = true
@@ -518,6 +521,11 @@ func (p *Poller) run() {
 	p.passed.Broadcast()
 	p.mu.Unlock()
 }
+
+// HoldsP reports whether the poller reads interpreters, sleeping between
+// passes in the kernel without giving up its P: the rest of cctop then
+// needs a P more than its own work does (engine/procs.go).
+func (p *Poller) HoldsP() bool { return p.holding.Load() }
 
 // look tries to find the interpreters of the processes added.
 func (p *Poller) look() {

@@ -19,9 +19,8 @@ type Batch struct {
 	// borrowStacks: add keeps a record's Stack where it is, in memory
 	// that lives as long as the batch (a chunk the session holds).
 	borrowStacks bool
-	// order and moved are seal's scratch, kept for the next batch.
+	// order is seal's scratch, kept for the next batch.
 	order []recKey
-	moved []Record
 }
 
 // recKey is a record's place in time order: its time, then where it came.
@@ -110,10 +109,22 @@ func (b *Batch) sortByTime() {
 		}
 		return cmp.Compare(x.i, y.i)
 	})
-	b.moved = append(b.moved[:0], rs...)
-	for j, k := range order {
-		rs[j] = b.moved[k.i]
+	// Each record moves once, to where it goes, cycle by cycle: no
+	// second array of records, which a large host's batch would double.
+	for j := range order {
+		if order[j].i < 0 || int(order[j].i) == j {
+			continue
+		}
+		held := rs[j]
+		for k := j; ; {
+			from := int(order[k].i)
+			order[k].i = -1
+			if from == j {
+				rs[k] = held
+				break
+			}
+			rs[k] = rs[from]
+			k = from
+		}
 	}
-	// The copies' slices would keep the chunks their stacks are in.
-	clear(b.moved)
 }

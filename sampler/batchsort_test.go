@@ -21,6 +21,17 @@ func runsOf(rng *rand.Rand, n, k int) []Record {
 	return rs
 }
 
+// byTime orders records as the stable sort sortByTime replaced did.
+func byTime(x, y Record) int {
+	switch {
+	case x.Time < y.Time:
+		return -1
+	case x.Time > y.Time:
+		return 1
+	}
+	return 0
+}
+
 // TestSortByTime: a batch's records end in time order, those of one time
 // in the order they came, as a stable sort leaves them; a batch already
 // in order is left as it is.
@@ -31,15 +42,7 @@ func TestSortByTime(t *testing.T) {
 		for range 20 {
 			rs := runsOf(rng, shape.n, shape.k)
 			want := slices.Clone(rs)
-			slices.SortStableFunc(want, func(x, y Record) int {
-				switch {
-				case x.Time < y.Time:
-					return -1
-				case x.Time > y.Time:
-					return 1
-				}
-				return 0
-			})
+			slices.SortStableFunc(want, byTime)
 			b.Records = rs
 			b.sortByTime()
 			if !slices.EqualFunc(b.Records, want, func(x, y Record) bool { return x.Time == y.Time && x.TID == y.TID }) {
@@ -70,15 +73,7 @@ func BenchmarkSortByTime(b *testing.B) {
 		b.Run(shape.name+"/stable", func(b *testing.B) {
 			for b.Loop() {
 				copy(work, rs)
-				slices.SortStableFunc(work, func(x, y Record) int {
-					switch {
-					case x.Time < y.Time:
-						return -1
-					case x.Time > y.Time:
-						return 1
-					}
-					return 0
-				})
+				slices.SortStableFunc(work, byTime)
 			}
 		})
 	}

@@ -15,29 +15,36 @@ import (
 // or through a reader that is not a file (read).
 func openGoTableFrom(t *testing.T, path string, mapped bool) *goTable {
 	t.Helper()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
+	file, size := openSized(t, path)
 	var r io.ReaderAt = file
 	if !mapped {
-		r = io.NewSectionReader(file, 0, st.Size())
+		r = io.NewSectionReader(file, 0, size)
 	}
 	f, err := elf.NewFile(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	syms, _ := f.Symbols()
-	g := newGoTable(f, r, syms, loadSegments(f.Progs), st.Size())
+	g := newGoTable(f, r, syms, loadSegments(f.Progs), size)
 	if g == nil || g.tab == nil {
 		t.Fatalf("%s: no Go 1.18+ table", path)
 	}
 	return g
+}
+
+// openSized opens path for the test, closed at its end, and its size.
+func openSized(t *testing.T, path string) (*os.File, int64) {
+	t.Helper()
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	st, err := file.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, st.Size()
 }
 
 // selfPCs are pcs of this test binary in functions of several packages.
@@ -154,26 +161,11 @@ func TestGoTableTruncated(t *testing.T) {
 // its pclntab names every pc, yet names those pcs and gives their
 // functions' extents as the symbols did.
 func TestGoModuleSymbols(t *testing.T) {
-	gobin := goTool(t)
-	src, err := os.ReadFile(filepath.Join("testdata", "src", "gomain.go.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644)
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/target\n\ngo 1.21\n"), 0o644)
+	gobin, dir := goTool(t), goMainDir(t)
 	run(t, dir, []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"}, gobin, "build", "-o", "target")
 	bin := filepath.Join(dir, "target")
-	file, err := os.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := loadELF(file, st.Size(), bin, nil, true)
+	file, size := openSized(t, bin)
+	mod := loadELF(file, size, bin, nil, true)
 	var g *goTable
 	var kept symtab
 	for _, s := range mod.sources {

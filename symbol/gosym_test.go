@@ -33,12 +33,10 @@ func fileExists(p string) bool {
 }
 
 // TestGoBinaries builds a Go program several ways and checks that its
-// function resolves to name and file:line through the pclntab, including
-// with the symbol table stripped and as a PIE. The external-linking builds
-// put C startup code ahead of Go's text, so runtime.text is not the start
-// of .text; stripped, the pclntab header's textStart must be used.
-func TestGoBinaries(t *testing.T) {
-	gobin := goTool(t)
+// goMainDir is a directory holding testdata/src/gomain.go.txt as the
+// main package of a module, for go build.
+func goMainDir(t *testing.T) string {
+	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", "src", "gomain.go.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +44,15 @@ func TestGoBinaries(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644)
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/target\n\ngo 1.21\n"), 0o644)
+	return dir
+}
+
+// function resolves to name and file:line through the pclntab, including
+// with the symbol table stripped and as a PIE. The external-linking builds
+// put C startup code ahead of Go's text, so runtime.text is not the start
+// of .text; stripped, the pclntab header's textStart must be used.
+func TestGoBinaries(t *testing.T) {
+	gobin, dir := goTool(t), goMainDir(t)
 
 	builds := []struct {
 		name  string

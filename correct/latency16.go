@@ -58,10 +58,11 @@ func (l lat16) float() float64 {
 // entries whose weight has a latency factor.
 func (l lat16) positive() bool { return l-1 < lat16Max }
 
-// pos is a positive latency's value (positive), without a branch for
+// pos is a positive latency's value (positive): the code shifted into a
+// float32's exponent and mantissa, its bias added, without a branch for
 // the weights' loops.
 func (l lat16) pos() float64 {
-	return math.Float64frombits(uint64(l>>10+1023-lat16Bias)<<52 | uint64(l&(1<<10-1))<<42)
+	return float64(math.Float32frombits(uint32(l)<<13 + (127-lat16Bias)<<23))
 }
 
 // value is the latency as an Entry holds it.

@@ -54,6 +54,14 @@ type Log struct {
 	// the profile (Coverage).
 	placed, counted, weighed int
 
+	// appended counts every Append, epoch every Reset and Remap; grave
+	// keeps the entries overwritten last, once a Reweighed asked
+	// (keepGrave): ReweightInto takes what changed since its last update
+	// from them (reweighed.go).
+	appended, epoch uint64
+	keepGrave       bool
+	grave           []Entry
+
 	mem *logMem // the blocks' columns (logmem.go)
 }
 
@@ -81,13 +89,18 @@ func (l *Log) Append(e Entry) {
 		l.maxNode = e.Node
 	}
 	l.tally(e, 1)
+	l.appended++
 	if l.cap == 0 || l.n < l.cap {
 		l.room().push(e)
 		l.n++
 		return
 	}
 	b, i := l.blocks[l.head>>logShift], l.head&logMask
-	l.tally(b.at(i), -1)
+	old := b.at(i)
+	l.tally(old, -1)
+	if l.keepGrave {
+		l.bury(old)
+	}
 	b.set(i, e)
 	l.head++
 	if l.head == l.n {
@@ -159,6 +172,8 @@ func (l *Log) At(i int) Entry {
 // Remap moves every entry to node to(Node) (entries with no node stay so): the contexts
 // were renumbered, some merged, when a capped tree folded its cold nodes.
 func (l *Log) Remap(to func(node int32) int32) {
+	l.epoch++
+	l.grave = l.grave[:0]
 	l.maxNode = -1
 	l.placed, l.counted, l.weighed = 0, 0, 0
 	for _, b := range l.blocks {
@@ -185,6 +200,8 @@ func (l *Log) Reset() {
 		l.blocks[0].truncate()
 	}
 	l.n, l.head, l.dropped = 0, 0, 0
+	l.epoch++
+	l.grave = l.grave[:0]
 	l.placed, l.counted, l.weighed = 0, 0, 0
 	l.maxNode = -1
 }

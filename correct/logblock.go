@@ -183,6 +183,32 @@ func (b *logBlockCols) reweight(p Params, dst []float64, m keyMode, thread int32
 	return reweightNodes(b, b.node.small, p, dst, m, thread)
 }
 
+// countNodes adds to n, per node, the block's entries that weigh
+// something under density or not: under density those whose call count
+// is above 0, else all.
+func (b *logBlockCols) countNodes(n []int32, density bool) {
+	var calls []float32
+	if density {
+		if b.calls == nil {
+			return // none known: all weigh 0
+		}
+		calls = b.calls
+	}
+	if b.node.isWide() {
+		countIDs(b.node.wide, calls, n)
+	} else {
+		countIDs(b.node.small, calls, n)
+	}
+}
+
+func countIDs[K uint16 | int32](node []K, calls []float32, n []int32) {
+	for i, k := range node {
+		if uint(k) < uint(len(n)) && (calls == nil || calls[i] > 0) {
+			n[k]++
+		}
+	}
+}
+
 // reweightNodes is reweight over the block's node column, of either kind.
 func reweightNodes[K uint16 | int32](b *logBlockCols, node []K, p Params, dst []float64, m keyMode, thread int32) float64 {
 	a := p.alpha()

@@ -54,6 +54,10 @@ type Live struct {
 	// exactRun is the last finished exact-trigger run: calls per node of
 	// the tree they were counted in.
 	exactRun *exactRun
+	// reweighed keeps the calls' sums of reweighedOf between snapshots
+	// (calls).
+	reweighed   correct.Reweighed
+	reweighedOf *correct.Log
 	// flow is the live profile's control-flow correction, from the first
 	// time it is shown (ToggleFlow).
 	flow *liveFlow
@@ -345,13 +349,20 @@ func (l *Live) reconfigure(change func(*sampler.Config)) error {
 
 func (l *Live) shown() *cct.Tree { return l.b.tree }
 
-// calls weighs the sample log anew under p: the corrections are the
-// user's to switch.
+// calls weighs the sample log under p: the corrections are the user's to
+// switch. The sums are kept from one snapshot to the next and take only
+// the entries appended and overwritten since (correct.Reweighed), which a
+// log of millions at its cap would otherwise weigh whole every second.
 func (l *Live) calls(p correct.Params) []float64 {
 	if l.b.weights == nil {
 		return nil
 	}
-	got, _ := l.b.weights.log.Reweight(p, nil)
+	if log := l.b.weights.log; log != l.reweighedOf {
+		// A reset's new builder: another log.
+		l.reweighed, l.reweighedOf = correct.Reweighed{}, log
+	}
+	got, _ := l.b.weights.log.ReweightInto(p, &l.reweighed)
+	// A copy (resized): the snapshot's, read by the TUI while the sums go on.
 	return resized(got, l.b.tree.Len())
 }
 

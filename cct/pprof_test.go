@@ -3,6 +3,7 @@ package cct
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
@@ -576,5 +577,33 @@ func TestProfileCommLabel(t *testing.T) {
 		if comm != want[tid] {
 			t.Errorf("thread %d: comm %q, want %q", tid, comm, want[tid])
 		}
+	}
+}
+
+// TestProfileSharesLabels: the samples of one thread share one set of
+// label maps, made once, with the thread's labels; each thread has its own.
+func TestProfileSharesLabels(t *testing.T) {
+	tr := New()
+	for i := range 500 {
+		addPath(tr, fmt.Sprintf("main;f%d", i), uint32(1+i%2), ms(1, 10))
+	}
+	meta := Meta{SampleType: "cpu", Unit: "nanoseconds", Threads: map[uint32]Thread{
+		1: {TID: 1, PID: 1, Name: "main"}, 2: {TID: 2, PID: 1, Name: "worker"}}}
+	p := tr.Profile(meta)
+	if len(p.Sample) != 500 {
+		t.Fatalf("%d samples, want 500", len(p.Sample))
+	}
+	maps := map[uintptr]string{}
+	for _, s := range p.Sample {
+		tid := s.NumLabel["thread_id"][0]
+		name := map[int64]string{1: "main", 2: "worker"}[tid]
+		if got := s.Label["thread_name"]; len(got) != 1 || got[0] != name || s.NumLabel["pid"][0] != 1 {
+			t.Fatalf("thread %d: labels %v %v", tid, s.Label, s.NumLabel)
+		}
+		maps[reflect.ValueOf(s.Label).Pointer()] = name
+		maps[reflect.ValueOf(s.NumLabel).Pointer()] = name
+	}
+	if len(maps) != 4 {
+		t.Errorf("%d label maps for 500 samples of 2 threads, want 4 (shared)", len(maps))
 	}
 }

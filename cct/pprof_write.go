@@ -100,7 +100,10 @@ func (t *Tree) Profile(m Meta) *profile.Profile {
 		reason, offcpu := OffCPUReason(t.funcs[t.nodes[id].Func].Name)
 		for a, ts := range t.AddrSelves(NodeID(id)) {
 			if locs == nil {
-				st = t.Stack(NodeID(id))
+				// One buffer for every context's stack: locations copy
+				// what they keep of it.
+				b.stack = t.appendStack(b.stack[:0], NodeID(id))
+				st = b.stack
 				proc = Func{}
 				if n := len(st); n > 0 && t.funcs[st[n-1].Func].IsProcess() {
 					// A process is labels, not code (see ProcessModule).
@@ -137,11 +140,39 @@ func atLeaf(stack []Frame, a AddrCount) []Frame {
 }
 
 // sample adds one sample of self on thread tid at locs, with its labels.
+// Samples of one thread, process and reason share their label maps, which
+// nothing writes once made: a profile of tens of thousands of samples
+// (one per context, thread and leaf address) made two maps for each,
+// most of what an export added to the live view's memory.
 func (b *pprofBuilder) sample(locs []*profile.Location, self Metrics, tid uint32, cols []column, m Meta, proc Func, offcpu bool, reason string) {
 	s := &profile.Sample{Location: locs, Value: make([]int64, len(cols))}
 	for i, c := range cols {
 		s.Value[i] = *c.field(&self)
 	}
+	k := labelKey{tid: tid, proc: proc.Name, module: proc.Module, offcpu: offcpu, reason: reason}
+	ls, ok := b.labels[k]
+	if !ok {
+		ls = labelsOf(tid, m, proc, offcpu, reason)
+		if b.labels == nil {
+			b.labels = map[labelKey]*profile.Sample{}
+		}
+		b.labels[k] = ls
+	}
+	s.Label, s.NumLabel = ls.Label, ls.NumLabel
+	b.p.Sample = append(b.p.Sample, s)
+}
+
+// labelKey is what a sample's labels depend on.
+type labelKey struct {
+	tid          uint32
+	proc, module string
+	offcpu       bool
+	reason       string
+}
+
+// labelsOf is a sample holding the labels of a sample on thread tid.
+func labelsOf(tid uint32, m Meta, proc Func, offcpu bool, reason string) *profile.Sample {
+	s := &profile.Sample{}
 	th, known := m.Threads[tid]
 	if known || tid != 0 {
 		s.NumLabel = map[string][]int64{labelThreadID: {int64(tid)}}
@@ -179,7 +210,7 @@ func (b *pprofBuilder) sample(locs []*profile.Location, self Metrics, tid uint32
 		}
 		s.Label[labelOffCPUReason] = []string{reason}
 	}
-	b.p.Sample = append(b.p.Sample, s)
+	return s
 }
 
 type pprofBuilder struct {
@@ -190,6 +221,8 @@ type pprofBuilder struct {
 	mappings map[string]*profile.Mapping
 	locs     map[string]*profile.Location
 	key      []byte
+	labels   map[labelKey]*profile.Sample // each label set's maps, shared (sample)
+	stack    []Frame                      // the context's stack being written
 }
 
 // locations turns a leaf-first stack into pprof locations, folding each run of inlined

@@ -382,20 +382,22 @@ func (t *Tree) Path(id NodeID) []FuncID {
 
 // Stack returns a leaf-first stack that Add maps to id: the inverse of Add. The leaf frame
 // carries the pc first seen when id was a leaf (0 if never).
-func (t *Tree) Stack(id NodeID) []Frame {
-	var out []Frame
+func (t *Tree) Stack(id NodeID) []Frame { return t.appendStack(nil, id) }
+
+// appendStack appends id's stack, as Stack returns it, to dst.
+func (t *Tree) appendStack(dst []Frame, id NodeID) []Frame {
 	if id <= 0 {
-		return out
+		return dst
 	}
 	n := &t.nodes[id]
-	out = append(out, Frame{Func: n.Func, Addr: n.leafAddr, Line: n.leafLine, Inlined: n.Inlined})
+	dst = append(dst, Frame{Func: n.Func, Addr: n.leafAddr, Line: n.leafLine, Inlined: n.Inlined})
 	for c := id; n.Parent > 0; {
 		p := n.Parent
 		n = &t.nodes[p]
-		out = append(out, Frame{Func: n.Func, Addr: t.nodes[c].CallSite, Line: t.nodes[c].Line, Inlined: n.Inlined})
+		dst = append(dst, Frame{Func: n.Func, Addr: t.nodes[c].CallSite, Line: t.nodes[c].Line, Inlined: n.Inlined})
 		c = p
 	}
-	return out
+	return dst
 }
 
 // Find walks from the root by function names (Name or Short), root side first. Call sites

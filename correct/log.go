@@ -238,9 +238,10 @@ func (l *Log) Latencies(dst []float64) []float64 {
 	return dst
 }
 
-func zeroed(dst []float64, n int) []float64 {
+// zeroed is dst with n elements, all 0, in its room if it has enough.
+func zeroed[T float64 | int32](dst []T, n int) []T {
 	if cap(dst) < n {
-		return make([]float64, n)
+		return make([]T, n)
 	}
 	dst = dst[:n]
 	clear(dst)

@@ -40,7 +40,7 @@ func (l *Log) ReweightInto(p Params, r *Reweighed) ([]float64, float64) {
 	if !r.valid || r.p != p || r.epoch != l.epoch || r.updates >= reweighAnew ||
 		fresh > uint64(l.n) || r.dropped > l.dropped || l.dropped-r.dropped > uint64(len(l.grave)) {
 		r.w, r.total = l.Reweight(p, r.w)
-		r.n = zeroedCounts(r.n, len(r.w))
+		r.n = zeroed(r.n, len(r.w))
 		for _, b := range l.blocks {
 			b.countNodes(r.n, p.Density)
 		}
@@ -81,15 +81,6 @@ func (r *Reweighed) take(p Params, e Entry, sign float64) {
 		return
 	}
 	r.w[e.Node] += sign * w
-}
-
-func zeroedCounts(c []int32, n int) []int32 {
-	if cap(c) < n {
-		return make([]int32, n)
-	}
-	c = c[:n]
-	clear(c)
-	return c
 }
 
 // bury keeps e, overwritten, for the Reweigheds behind.

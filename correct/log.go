@@ -172,8 +172,7 @@ func (l *Log) At(i int) Entry {
 // Remap moves every entry to node to(Node) (entries with no node stay so): the contexts
 // were renumbered, some merged, when a capped tree folded its cold nodes.
 func (l *Log) Remap(to func(node int32) int32) {
-	l.epoch++
-	l.grave = l.grave[:0]
+	l.renumbered()
 	l.maxNode = -1
 	l.placed, l.counted, l.weighed = 0, 0, 0
 	for _, b := range l.blocks {
@@ -189,6 +188,14 @@ func (l *Log) Remap(to func(node int32) int32) {
 	}
 }
 
+// renumbered says the entries changed other than by Append (Remap,
+// Reset): a Reweighed weighs the log anew, and the entries overwritten
+// before no longer match its sums.
+func (l *Log) renumbered() {
+	l.epoch++
+	l.grave = l.grave[:0]
+}
+
 // Reset empties the log (the profile was reset), keeping its cap and its first block.
 func (l *Log) Reset() {
 	if len(l.blocks) > 0 {
@@ -200,8 +207,7 @@ func (l *Log) Reset() {
 		l.blocks[0].truncate()
 	}
 	l.n, l.head, l.dropped = 0, 0, 0
-	l.epoch++
-	l.grave = l.grave[:0]
+	l.renumbered()
 	l.placed, l.counted, l.weighed = 0, 0, 0
 	l.maxNode = -1
 }

@@ -72,47 +72,25 @@ func (b *logBlockCols) push(e Entry) {
 func (b *logBlockCols) set(i int, e Entry) {
 	b.node.set(b.mem, i, e.Node)
 	b.thread.set(b.mem, i, e.Thread)
-	b.calls = b.put(b.calls, i, e.Calls, unknown)
-	b.lambda = b.put(b.lambda, i, e.Lambda, b.lambda0)
-	b.latency = b.putLatency(i, toLat16(e.Latency))
+	b.calls = put(b, b.calls, i, e.Calls, same(e.Calls, unknown), unknown)
+	b.lambda = put(b, b.lambda, i, e.Lambda, same(e.Lambda, b.lambda0), b.lambda0)
+	lat := toLat16(e.Latency)
+	b.latency = put(b, b.latency, i, lat, lat == lat16Unknown, lat16Unknown)
 }
 
-// putLatency sets entry i's latency, making the column when v is not
-// unknown.
-func (b *logBlockCols) putLatency(i int, v lat16) []lat16 {
-	col := b.latency
+// put sets entry i of the optional column col to v, making the column,
+// filled with usual, when v is not its usual value.
+func put[T float32 | lat16](b *logBlockCols, col []T, i int, v T, isUsual bool, usual T) []T {
 	if col == nil {
-		if v == lat16Unknown {
+		if isUsual {
 			return nil
 		}
-		col = column[lat16](b.mem, b.len(), b.size)
+		col = column[T](b.mem, b.len(), b.size)
 		for j := range col {
-			col[j] = lat16Unknown
+			col[j] = usual
 		}
 	}
 	col[i] = v
-	return col
-}
-
-// put sets entry i of the optional column col to v, making the column
-// when v is not its usual value.
-func (b *logBlockCols) put(col []float32, i int, v, usual float32) []float32 {
-	if col == nil {
-		if same(v, usual) {
-			return nil
-		}
-		col = b.made(b.len(), usual)
-	}
-	col[i] = v
-	return col
-}
-
-// made is an optional column of n entries of its usual value.
-func (b *logBlockCols) made(n int, usual float32) []float32 {
-	col := column[float32](b.mem, n, b.size)
-	for i := range col {
-		col[i] = usual
-	}
 	return col
 }
 

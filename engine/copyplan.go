@@ -159,6 +159,16 @@ func (p *copyPlan) fit(used int) int {
 	return min(max(n, copyMin), p.large)
 }
 
+// newWindow starts the thread's next window.
+func (t *copyThread) newWindow() { t.n, t.need, t.deep, t.over = 0, 0, 0, 0 }
+
+// restart starts the thread's judgement over: a change was asked for or
+// seen.
+func (t *copyThread) restart() {
+	t.newWindow()
+	t.quiet, t.fits = 0, 0
+}
+
 func newCopyPlan(small, large int) *copyPlan {
 	return &copyPlan{small: small, large: large, threads: map[uint32]*copyThread{}, want: map[int]int{},
 		needBy: map[string]uint64{}, reopenGap: copyReopenGap}
@@ -190,7 +200,8 @@ func (p *copyPlan) observe(tid uint32, c copySample) {
 			return
 		}
 		// A new thread took its creator's copy, or a reopen changed it.
-		t.large, t.n, t.need, t.quiet, t.deep, t.over, t.fits = large, 0, 0, 0, 0, 0, 0
+		t.large = large
+		t.restart()
 		if large {
 			t.size = c.size
 		}
@@ -207,7 +218,7 @@ func (p *copyPlan) observe(tid uint32, c copySample) {
 	}
 	if p.off != "" || t.pending {
 		if t.n >= copyWindow {
-			t.n, t.need, t.deep, t.over = 0, 0, 0, 0
+			t.newWindow()
 		}
 		return
 	}
@@ -245,12 +256,13 @@ func (p *copyPlan) observe(tid uint32, c copySample) {
 			p.resize(tid, t, fit)
 		}
 	}
-	t.n, t.need, t.deep, t.over = 0, 0, 0, 0
+	t.newWindow()
 }
 
 // resize asks for a large copy of size bytes for tid.
 func (p *copyPlan) resize(tid uint32, t *copyThread, size int) {
-	t.pending, t.n, t.need, t.quiet, t.deep, t.over, t.fits = true, 0, 0, 0, 0, 0, 0
+	t.pending = true
+	t.restart()
 	p.want[int(tid)] = size
 	if size < t.size {
 		p.fitted++
@@ -260,7 +272,8 @@ func (p *copyPlan) resize(tid uint32, t *copyThread, size int) {
 }
 
 func (p *copyPlan) ask(tid uint32, t *copyThread, large bool) {
-	t.pending, t.n, t.need, t.quiet, t.deep, t.over, t.fits = true, 0, 0, 0, 0, 0, 0
+	t.pending = true
+	t.restart()
 	if large {
 		p.want[int(tid)] = p.large
 		p.ups++

@@ -178,7 +178,7 @@ func (l *Live) run(ctx context.Context) {
 		removePerfMaps(l.plan, l.b.res)
 	}()
 	l.publish()
-	procs := newProcGovernor(func() bool { return l.b.py != nil && l.b.py.poller != nil && l.b.py.poller.HoldsP() })
+	procs := newProcGovernor(func() bool { return l.b.pyHoldsP() })
 	var err error
 	for {
 		var n int

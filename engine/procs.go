@@ -46,9 +46,15 @@ type procGovernor struct {
 	held func() bool
 	// set and clock are runtime.GOMAXPROCS and the process's CPU clock;
 	// tests replace them.
-	set     func(int) int
-	clock   func() uint64
-	changes int
+	set   func(int) int
+	clock func() uint64
+}
+
+// pyHoldsP reports whether the builder's Python poller holds a P of its
+// own (python.Poller.HoldsP), for the governor of a live view or agent,
+// whose builder a reset or a window's cut replaces.
+func (b *builder) pyHoldsP() bool {
+	return b.py != nil && b.py.poller != nil && b.py.poller.HoldsP()
 }
 
 func newProcGovernor(held func() bool) *procGovernor {
@@ -93,7 +99,6 @@ func (g *procGovernor) judge(now uint64) {
 	// Read, not remembered: the Python poller raises and lowers it too.
 	if want != g.set(0) {
 		g.set(want)
-		g.changes++
 	}
 	g.cur = want
 }

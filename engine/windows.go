@@ -76,7 +76,7 @@ func StartWindows(cfg sampler.Config, plan *Plan, length time.Duration, stderr i
 	}
 	w := &Windows{cfg: cfg, plan: plan, sess: sess, b: b, arm: newArmer(plan, sess),
 		length: length, start: start, procs: bookOf(cfg, sess)}
-	w.gov = newProcGovernor(func() bool { return w.b.py != nil && w.b.py.poller != nil && w.b.py.poller.HoldsP() })
+	w.gov = newProcGovernor(func() bool { return w.b.pyHoldsP() })
 	return w, nil
 }
 

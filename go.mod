@@ -46,3 +46,5 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+replace charm.land/bubbletea/v2 => ./third_party/bubbletea

@@ -139,13 +139,13 @@ func runLiveWith(l liveProfile, stderr io.Writer, early *startSignals, topts tui
 		stopSignals()
 	}()
 
-	// Bubble Tea draws on a ticker, changed or not, and each frame wakes
-	// the process: with the target idle, 30 frames a second were 0.6% of
-	// a core, nearly all of cctop's cost, and at 20 its ticks were 60% of
-	// the goroutine wakes of a live view (each one two thread switches
-	// more, the idle thread the runtime starts to look for work). 10 show
-	// a key within 100 ms, 50 on average; a terminal over SSH adds its
-	// round trip to either.
+	// Bubble Tea draws on a ticker, and upstream each tick wakes the
+	// process whether anything changed or not: with the target idle, 30
+	// frames a second were 0.6% of a core, nearly all of cctop's cost.
+	// third_party/bubbletea stops the ticker after a frame in which no view
+	// came and draws the next view at once; while views keep coming (keys
+	// held, the annotate view building), 10 frames a second bound the
+	// drawing. A terminal over SSH adds its round trip.
 	prog := newTUI(tui.New(l, topts), tea.WithFPS(liveFPS))
 	stopSignals = quitOnSignals(prog)
 	if early != nil {

@@ -594,7 +594,7 @@ func (hb *headerBar) View() string {
 	if hb.width <= 0 || hb.height <= 0 {
 		return ""
 	}
-	st := hb.st
+	rs := hb.st.reduced()
 	its := hb.items()
 	var out []string
 	for _, line := range layoutHeader(its, min(hb.height, headerLines), hb.width) {
@@ -612,16 +612,17 @@ func (hb *headerBar) View() string {
 				b.WriteString(itemSep)
 			}
 			if it.label != "" {
-				b.WriteString(st.Label.Render(it.label) + " ")
+				rs.label.write(&b, it.label)
+				b.WriteByte(' ')
 			}
-			vs := st.Value
+			vs := rs.value
 			switch {
 			case it.warn:
-				vs = st.Warn
+				vs = rs.warn
 			case it.title:
-				vs = st.Title
+				vs = rs.title
 			}
-			b.WriteString(vs.Render(val))
+			vs.write(&b, val)
 		}
 		out = append(out, b.String())
 	}

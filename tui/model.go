@@ -63,6 +63,14 @@ type Model struct {
 
 	ann     annotation   // the annotate view: what it shows and its builds
 	annPane annotatePane // and its drawing
+
+	// same says the last Update changed nothing the screen shows (a tick that found
+	// no new snapshot): Bubble Tea calls View after every message, and the frame
+	// drawn last is given again.
+	same      bool
+	lastFrame string
+	// footLine is the footer drawn for the keys and width in footKey.
+	footKey, footLine string
 }
 
 // Internal messages.
@@ -143,11 +151,12 @@ func (m *Model) listen() tea.Cmd {
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.same = false
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 	case tickMsg:
-		m.refresh(false)
+		m.same = !m.refresh(false) && !m.ann.on
 		return m, tea.Batch(m.tick(), m.annotateDue())
 	case sourceMsg:
 		m.handleSource(msg.msg)
@@ -162,6 +171,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if !m.fixedStyles {
 			m.styles = DefaultStyles(msg.IsDark())
 			m.help.Styles = m.styles.Help
+			m.footKey = ""
 		}
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
@@ -190,11 +200,12 @@ func (m *Model) handleSource(msg tea.Msg) {
 	}
 }
 
-// refresh takes the latest snapshot, and rebuilds the rows only if it changed.
-func (m *Model) refresh(force bool) {
+// refresh takes the latest snapshot, and rebuilds the rows only if it changed: it says
+// whether it did.
+func (m *Model) refresh(force bool) bool {
 	s := m.src.Snapshot()
 	if !force && m.haveSnap && s.Seq == m.snap.Seq {
-		return
+		return false
 	}
 	hadCounters := m.snap.Counters != nil
 	m.snap, m.haveSnap = s, true
@@ -202,6 +213,7 @@ func (m *Model) refresh(force bool) {
 		m.relayout() // the panel's lines depend on whether there are counters
 	}
 	m.rebuild()
+	return true
 }
 
 // rebuild derives the profile from the snapshot, the thread filter and the frames shown.

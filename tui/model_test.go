@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"image/color"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -650,5 +651,53 @@ func TestHeaderShowsBounds(t *testing.T) {
 		if !strings.Contains(v, want) {
 			t.Errorf("header lacks %q:\n%s", want, v)
 		}
+	}
+}
+
+// TestTickWithoutSnapshotRepeatsFrame: Bubble Tea draws after every message; a tick that
+// finds no new snapshot gives the last frame again without drawing a row, and the next
+// snapshot or key draws anew.
+func TestTickWithoutSnapshotRepeatsFrame(t *testing.T) {
+	src := newFake(testSnapshot())
+	m := newPlain(src, Options{Width: 80, Height: 24})
+	first := m.View().Content
+	body := min(m.tree.bodyHeight(), len(m.tree.rows))
+	before := m.tree.rowRenders
+	m.Update(tickMsg{})
+	if got := m.View().Content; got != first {
+		t.Errorf("a tick without a snapshot changed the frame:\n%s\nwas\n%s", got, first)
+	}
+	if n := m.tree.rowRenders - before; n != 0 {
+		t.Errorf("a tick without a snapshot drew %d rows", n)
+	}
+	s := src.Snapshot()
+	s.Seq++
+	src.set(s)
+	m.Update(tickMsg{})
+	m.View()
+	if n := m.tree.rowRenders - before; n != body {
+		t.Errorf("a tick with a new snapshot drew %d rows, want %d", n, body)
+	}
+	before = m.tree.rowRenders
+	m.Update(tickMsg{})
+	m.Update(press("down"))
+	if got := m.View().Content; got == first {
+		t.Error("the frame after a key is the old one")
+	}
+	if n := m.tree.rowRenders - before; n != body {
+		t.Errorf("a key after a tick drew %d rows, want %d", n, body)
+	}
+}
+
+// TestFooterFollowsBackground: the footer's line is kept while its keys stay, and drawn
+// again in the light theme's colors when the terminal says its background is light.
+func TestFooterFollowsBackground(t *testing.T) {
+	m := New(newFake(testSnapshot()), Options{Width: 100, Height: 30})
+	dark := m.footer()
+	m.Update(tea.BackgroundColorMsg{Color: color.White})
+	light := DefaultStyles(false)
+	want := New(newFake(testSnapshot()), Options{Width: 100, Height: 30, Styles: &light}).footer()
+	if got := m.footer(); got != want || got == dark {
+		t.Errorf("footer after a light background:\n%q\nwant\n%q (dark %q)", got, want, dark)
 	}
 }

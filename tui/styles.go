@@ -39,6 +39,8 @@ type Styles struct {
 
 	Help  help.Styles
 	Input textinput.Styles
+
+	sgrs *reducedStyles // the styles every frame draws again, reduced at the first frame
 }
 
 // DefaultStyles returns colored styles for a dark or light background. The colors are

@@ -180,6 +180,10 @@ func (t *treePane) renderRow(i int, c columns) string {
 		if room <= 0 || s == "" {
 			return ""
 		}
+		if w := cellWidth(s); w <= room {
+			room -= w
+			return s
+		}
 		s = ansi.Truncate(s, room, "…")
 		room -= ansi.StringWidth(s)
 		return s
@@ -209,61 +213,61 @@ func (t *treePane) renderRow(i int, c columns) string {
 		return st.Cursor.Render(line)
 	}
 
+	rs := st.reduced()
 	var b strings.Builder
-	pctStyle := st.Percent
+	b.Grow(t.width + 64)
+	pctStyle := rs.percent
 	switch {
 	case totalPct >= 50:
-		pctStyle = st.Hot
+		pctStyle = rs.hot
 	case totalPct >= 10:
-		pctStyle = st.Warm
+		pctStyle = rs.warm
 	}
-	b.WriteString(pctStyle.Render(tot))
+	pctStyle.write(&b, tot)
 	if self != "" {
-		b.WriteString(" " + st.Percent.Render(self))
+		b.WriteByte(' ')
+		rs.percent.write(&b, self)
 	}
 	if met != "" {
-		b.WriteString(" " + st.Metric.Render(met))
+		b.WriteByte(' ')
+		rs.metric.write(&b, met)
 	}
 	if delta != "" {
-		ds := st.Percent
+		ds := rs.percent
 		switch {
 		case d >= 0.05:
-			ds = st.DeltaUp
+			ds = rs.deltaUp
 		case d <= -0.05:
-			ds = st.DeltaDn
+			ds = rs.deltaDn
 		}
-		b.WriteString(" " + ds.Render(delta))
+		b.WriteByte(' ')
+		ds.write(&b, delta)
 	}
-	b.WriteString("  " + indentS)
-	if glyphS != "" {
-		b.WriteString(st.Glyph.Render(glyphS))
-	}
+	b.WriteString("  ")
+	b.WriteString(indentS)
+	rs.glyph.write(&b, glyphS)
 	if nameS != "" {
-		ns := st.Name
+		ns := rs.name
 		if t.search.matches(g) || slices.ContainsFunc(r.links, t.search.matches) {
-			ns = st.Match
+			ns = rs.match
 		}
-		b.WriteString(ns.Render(nameS))
+		ns.write(&b, nameS)
 	}
-	if markerS != "" {
-		b.WriteString(st.Inlined.Render(markerS))
-	}
-	if siteS != "" {
-		b.WriteString(st.CallSite.Render(siteS))
-	}
-	// The fixed columns alone can be wider than a very narrow pane.
-	line := ansi.Truncate(b.String(), t.width, "")
-	if t.padRows {
-		// The width is known from the parts, without measuring the styled line.
-		w := cellWidth(tot) + 2 + c.nameW - room
-		for _, s := range []string{self, met, delta} {
-			if s != "" {
-				w += 1 + cellWidth(s)
-			}
+	rs.inlined.write(&b, markerS)
+	rs.callSite.write(&b, siteS)
+	// The width is known from the parts, without measuring the styled line.
+	w := cellWidth(tot) + 2 + c.nameW - room
+	for _, s := range []string{self, met, delta} {
+		if s != "" {
+			w += 1 + cellWidth(s)
 		}
-		if w < t.width {
-			line += strings.Repeat(" ", t.width-w)
-		}
+	}
+	line := b.String()
+	if w > t.width {
+		// The fixed columns alone can be wider than a very narrow pane.
+		line = ansi.Truncate(line, t.width, "")
+	} else if t.padRows && w < t.width {
+		line += strings.Repeat(" ", t.width-w)
 	}
 	return line
 }

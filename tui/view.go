@@ -103,7 +103,10 @@ func (m *Model) treeTop() int {
 
 // View draws the screen. It does no I/O and no work proportional to the profile.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	if !m.same || m.lastFrame == "" {
+		m.lastFrame = m.render()
+	}
+	v := tea.NewView(m.lastFrame)
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "cctop"
@@ -257,9 +260,22 @@ func (m *Model) footer() string {
 		}
 		bs, w = append(bs, b), w+bw
 	}
-	h := m.help
-	h.SetWidth(0) // measured above
-	return h.ShortHelpView(bs)
+	// The keys shown change with the focus, seldom with the frame: the line is drawn
+	// again only when they do.
+	key := make([]byte, 0, 256)
+	key = strconv.AppendInt(key, int64(m.width), 10)
+	for _, b := range bs {
+		key = append(key, 0)
+		key = append(key, b.Help().Key...)
+		key = append(key, 1)
+		key = append(key, b.Help().Desc...)
+	}
+	if string(key) != m.footKey {
+		h := m.help
+		h.SetWidth(0) // measured above
+		m.footKey, m.footLine = string(key), h.ShortHelpView(bs)
+	}
+	return m.footLine
 }
 
 // FullHelp is the full help of whatever has the focus.

@@ -24,6 +24,9 @@ type armer struct {
 	targets []hpm.Target // as armed, in member order
 	warmup  time.Duration
 	rearm   time.Duration
+	// quiet counts the looks in a row that found no hotter set: the next
+	// comes after rearm<<quiet (maxQuiet).
+	quiet uint
 	// budget is the share of the target's CPU time counting may cost: a
 	// probe on a function called millions of times a second would slow the
 	// target many times over. The busiest probe goes first.
@@ -151,13 +154,26 @@ func (a *armer) due(b *builder) bool {
 		a.dropDear(b.weights)
 		return true
 	}
-	if now.Sub(a.lastArm) < a.rearm {
+	if now.Sub(a.lastArm) < a.rearm<<a.quiet {
 		return false
 	}
 	a.lastArm = now // look again in rearm, whatever this look finds
 	picked := a.pick(b)
-	return !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked)
+	if !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked) {
+		a.quiet = 0
+		return true
+	}
+	a.quiet = min(a.quiet+1, maxQuiet)
+	return false
 }
+
+// maxQuiet bounds how far the looks for a hotter set space out while they
+// find none: rearm, twice, four times (20 s). Each look ranks the profile's
+// functions and finds the new candidates in their files (a scan of the
+// symbol table each); on a program whose hot set holds, the candidates
+// after the armed ones are whichever functions a few samples hit, new ones
+// at each look: 10-20 ms of cctop's CPU every 5 s on the density workload.
+const maxQuiet = 2
 
 // dropMargin is the share of the budget the last window may cost before
 // the armed probes go: the rest pays for what comes before they are gone
@@ -338,7 +354,7 @@ func (a *armer) arm(sess *sampler.Session, b *builder, targets []hpm.Target) err
 			a.lastArm = time.Now()
 			if a.retry {
 				a.lastArm = a.lastArm.Add(time.Second - a.rearm)
-				a.retry = false
+				a.retry, a.quiet = false, 0
 			}
 			return nil
 		}

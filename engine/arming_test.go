@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +185,55 @@ func TestArmerGivesUpOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("said it gave up %d times: %q", n, a.notes)
+	}
+}
+
+// TestPlaceProbesUsesLocatedAddress: a target located with its address has its entry
+// placed from it, without reading its file's symbol table again (here there is no file
+// to read); one without falls back to the table.
+func TestPlaceProbesUsesLocatedAddress(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	out, entries := placeProbes([]hpm.Target{{Func: "main.f", Path: gone, Offset: 0x1000, Vaddr: 0x401000}, {Func: "main.g", Path: gone, Offset: 0x2000}})
+	if len(out) != 2 || out[0].Offset != 0x1000 {
+		t.Fatalf("targets %+v", out)
+	}
+	if !entries[entryKey{gone, 0x401000}] || len(entries) != 1 {
+		t.Errorf("entries %v, want main.f's located address alone", entries)
+	}
+}
+
+// TestArmerLooksLessWhileNothingChanges: each look for a hotter set ranks the profile and
+// reads new candidates' symbol tables; while the looks find none they space out, 5 s,
+// 10 s, then 20 s, and a look that finds one brings the pace back.
+func TestArmerLooksLessWhileNothingChanges(t *testing.T) {
+	b := newBuilder(nil)
+	add := func(name string, n int64) {
+		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
+		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
+	}
+	add("densityPhaseC", 500)
+	a := newArmer(&Plan{auto: true, trigger: triggerTime}, nil)
+	a.armed = names(a.pick(b))
+	ago := func(d time.Duration) { a.lastArm = time.Now().Add(-d) }
+	for i, c := range []struct {
+		since time.Duration
+		due   bool
+		quiet uint
+	}{
+		{6 * time.Second, false, 1},  // looked: nothing hotter
+		{6 * time.Second, false, 1},  // not looked: 10 s now
+		{11 * time.Second, false, 2}, // looked
+		{11 * time.Second, false, 2}, // not looked: 20 s now
+		{21 * time.Second, false, 2}, // looked, and 20 s stays the bound
+	} {
+		ago(c.since)
+		if got := a.due(b); got != c.due || a.quiet != c.quiet {
+			t.Fatalf("look %d after %v: due %v quiet %d, want %v %d", i, c.since, got, a.quiet, c.due, c.quiet)
+		}
+	}
+	add("densityLeaf", 5000)
+	ago(21 * time.Second)
+	if !a.due(b) || a.quiet != 0 {
+		t.Errorf("a hotter function: due %v, quiet %d", a.due(b), a.quiet)
 	}
 }

@@ -79,10 +79,10 @@ func identify(path string) (fileID, error) {
 
 // locate finds name in path and checks that an entry probe can go there.
 func locate(name, path string) (Target, bool) {
-	off, err := symbol.FuncOffset(path, name)
+	vaddr, off, err := symbol.FuncLocation(path, name)
 	if err != nil {
 		return Target{}, false // stripped, or a name the symbolizer made up
 	}
-	t := Target{Func: name, Path: path, Offset: off}
+	t := Target{Func: name, Path: path, Offset: off, Vaddr: vaddr}
 	return t, t.stepsSafely() == nil
 }

@@ -26,6 +26,9 @@ type Target struct {
 	Func   string
 	Path   string
 	Offset uint64 // file offset of the probed instruction, as the uprobe PMU wants it
+	// Vaddr is the function's entry as frames name addresses (its ELF
+	// virtual address), found with Offset; 0 where unknown.
+	Vaddr uint64
 }
 
 // Spec is the uprobe as the sampler opens it: an entry probe only. Return
@@ -44,11 +47,11 @@ func ResolveTargets(binary string, funcs []string) ([]Target, error) {
 	}
 	ts := make([]Target, 0, len(funcs))
 	for _, f := range funcs {
-		off, err := symbol.FuncOffset(binary, f)
+		vaddr, off, err := symbol.FuncLocation(binary, f)
 		if err != nil {
 			return nil, fmt.Errorf("cannot place a uprobe on %q in %s: %w", f, binary, err)
 		}
-		t := Target{Func: f, Path: binary, Offset: off}
+		t := Target{Func: f, Path: binary, Offset: off, Vaddr: vaddr}
 		if err := t.stepsSafely(); err != nil {
 			return nil, fmt.Errorf("cannot place a uprobe on %q in %s: %w", f, binary, err)
 		}

@@ -69,6 +69,11 @@ func TestResolveTargets(t *testing.T) {
 	} else if ts[0].Offset == 0 {
 		t.Errorf("zero offset")
 	}
+	for _, tg := range ts {
+		if vaddr, off, err := symbol.FuncLocation(exe, tg.Func); err != nil || tg.Vaddr != vaddr || tg.Offset != off {
+			t.Errorf("%s: vaddr %#x offset %#x, the symbol table %#x %#x (%v)", tg.Func, tg.Vaddr, tg.Offset, vaddr, off, err)
+		}
+	}
 	spec := ts[0].Spec()
 	if spec.UprobePath != exe || spec.UprobeOffset != ts[0].Offset || spec.Hardware || spec.Name != "uprobe:"+name {
 		t.Errorf("spec %+v", spec)
@@ -137,6 +142,10 @@ func TestHottestFunctions(t *testing.T) {
 	for i, w := range want {
 		if got[i].Func != w || got[i].Path != exe || got[i].Offset == 0 {
 			t.Errorf("target %d: %+v, want %s", i, got[i], w)
+		}
+		// Located with its address: placing its probe reads no symbol table again.
+		if vaddr, _, err := symbol.FuncLocation(exe, w); err != nil || got[i].Vaddr != vaddr {
+			t.Errorf("target %d: vaddr %#x, the symbol table %#x (%v)", i, got[i].Vaddr, vaddr, err)
 		}
 	}
 	if got := HottestFunctions(flat, 2); len(got) != 2 || got[1].Func != parse {

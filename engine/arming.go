@@ -157,7 +157,7 @@ func (a *armer) due(b *builder) bool {
 	if now.Sub(a.lastArm) < a.rearm<<a.quiet {
 		return false
 	}
-	a.lastArm = now // look again in rearm, whatever this look finds
+	a.lastArm = now // look again in rearm<<quiet, whatever this look finds
 	picked := a.pick(b)
 	if !slices.Equal(names(picked), a.armed) && a.worthIt(b, picked) {
 		a.quiet = 0

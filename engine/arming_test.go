@@ -17,10 +17,7 @@ import (
 // the last arming is, even when its total is still smaller.
 func TestArmerPicksWhatIsHotNow(t *testing.T) {
 	b := newBuilder(nil)
-	add := func(name string, n int64) {
-		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
-		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
-	}
+	add := func(name string, n int64) { addSelf(b, name, n) }
 	add("densityPhaseC", 500) // start-up work
 	a := newArmer(&Plan{auto: true, trigger: triggerTime}, nil)
 	first := a.pick(b)
@@ -51,10 +48,7 @@ func TestArmerPicksWhatIsHotNow(t *testing.T) {
 // clearly hotter does.
 func TestArmerKeepsAboutAsHotSet(t *testing.T) {
 	b := newBuilder(nil)
-	add := func(name string, n int64) {
-		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
-		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
-	}
+	add := func(name string, n int64) { addSelf(b, name, n) }
 	a := newArmer(&Plan{auto: true, trigger: triggerTime}, nil)
 	a.armed = []string{workloadPkg + "densityPhaseC"}
 	add("densityPhaseC", 100)
@@ -207,10 +201,7 @@ func TestPlaceProbesUsesLocatedAddress(t *testing.T) {
 // 10 s, then 20 s, and a look that finds one brings the pace back.
 func TestArmerLooksLessWhileNothingChanges(t *testing.T) {
 	b := newBuilder(nil)
-	add := func(name string, n int64) {
-		id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
-		b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
-	}
+	add := func(name string, n int64) { addSelf(b, name, n) }
 	add("densityPhaseC", 500)
 	a := newArmer(&Plan{auto: true, trigger: triggerTime}, nil)
 	a.armed = names(a.pick(b))
@@ -236,4 +227,10 @@ func TestArmerLooksLessWhileNothingChanges(t *testing.T) {
 	if !a.due(b) || a.quiet != 0 {
 		t.Errorf("a hotter function: due %v, quiet %d", a.due(b), a.quiet)
 	}
+}
+
+// addSelf gives the workload's function name n self samples in b's tree.
+func addSelf(b *builder, name string, n int64) {
+	id := b.tree.Intern(cct.Func{Name: workloadPkg + name, Module: cctopBin})
+	b.tree.Add([]cct.Frame{{Func: id}}, 1, cct.Metrics{Samples: n})
 }
